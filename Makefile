@@ -1,0 +1,38 @@
+# boost — developer entry points. `make demo` and `make check` work on a fresh clone.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_HOME ?= $(CURDIR)/.venv/demo-home
+
+.PHONY: demo check test lint typecheck mutation venv dev clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+venv: $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+
+dev: $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev]'
+
+demo: venv
+	@bash scripts/demo.sh "$(BIN)/boost" "$(DEMO_HOME)"
+
+lint: dev
+	$(BIN)/ruff check boost_cli tests scripts
+	$(BIN)/ruff format --check boost_cli tests scripts
+
+typecheck: dev
+	$(BIN)/mypy
+
+test: dev
+	$(BIN)/pytest --cov=boost_cli --cov-report=term --cov-fail-under=85
+
+check: lint typecheck test
+
+mutation: dev
+	@bash scripts/mutation.sh "$(BIN)"
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage mutants

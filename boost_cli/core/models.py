@@ -1,0 +1,115 @@
+"""Typed domain objects shared by the catalog, the engines, the CLI's --json and MCP.
+
+They stay frozen dataclasses until the edge, where `to_dict()` turns them into JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+KINDS = ("skill", "rule", "workflow")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalog item: a skill, a rule or a workflow defined by one file in a tap.
+
+    ``path`` is the defining file relative to the tap root (POSIX separators);
+    ``rel_dir`` is its folder, relative to the tap root ("" for the root).
+    """
+
+    name: str
+    kind: str
+    description: str
+    tap: str
+    rel_dir: str
+    path: str
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def id(self) -> str:
+        """Unique within a home: ``tap:path``."""
+        return f"{self.tap}:{self.path}"
+
+    @property
+    def qualified_name(self) -> str:
+        """What users type: ``tap:name``."""
+        return f"{self.tap}:{self.name}"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "description": self.description,
+            "tap": self.tap,
+            "rel_dir": self.rel_dir,
+            "path": self.path,
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Entry":
+        return cls(
+            name=str(d["name"]),
+            kind=str(d["kind"]),
+            description=str(d.get("description", "")),
+            tap=str(d["tap"]),
+            rel_dir=str(d.get("rel_dir", "")),
+            path=str(d["path"]),
+            meta=dict(d.get("meta") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A passage of an entry's body, the unit BM25 and dense retrieval score.
+
+    ``text`` is what is shown as a snippet (code fences kept); ``score_text`` is what
+    is tokenized (code-fence noise dropped). ``start``/``end`` are character offsets of
+    ``text`` in the entry's body (frontmatter stripped). ``heading`` is the heading path
+    (outermost first) the chunk sits under.
+    """
+
+    entry_id: str
+    tap: str
+    kind: str
+    index: int
+    heading: Tuple[str, ...]
+    text: str
+    score_text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: an entry, its score, and why it was picked.
+
+    ``snippet`` is the best-matching passage; ``why`` a one-line justification (from
+    the reranker, else derived from the snippet); ``also_in`` lists the ``tap:name``s of
+    byte-identical copies collapsed into this hit; ``ranks`` maps engine name to the
+    1-based rank that engine gave (for --explain).
+    """
+
+    entry: Entry
+    score: float
+    snippet: str = ""
+    why: str = ""
+    also_in: Tuple[str, ...] = ()
+    ranks: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
+    content_hash: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = self.entry.to_dict()
+        d.update(
+            {
+                "id": self.entry.qualified_name,
+                "score": round(self.score, 6),
+                "snippet": self.snippet,
+                "why": self.why,
+                "also_in": list(self.also_in),
+                "ranks": dict(self.ranks),
+            }
+        )
+        return d
