@@ -5,6 +5,7 @@ A crash at any point leaves either the old file or the new one, never a mix.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -26,10 +27,8 @@ def write_bytes(path: PathLike, data: bytes) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

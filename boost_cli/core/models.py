@@ -6,6 +6,7 @@ They stay frozen dataclasses until the edge, where `to_dict()` turns them into J
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 KINDS = ("skill", "rule", "workflow")
@@ -49,7 +50,7 @@ class Entry:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Entry":
+    def from_dict(cls, d: Mapping[str, Any]) -> Entry:
         return cls(
             name=str(d["name"]),
             kind=str(d["kind"]),
@@ -113,3 +114,27 @@ class Hit:
             }
         )
         return d
+
+
+MAX_FILE_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class TapSnapshot:
+    """A tap at one commit, as the engines see it: its scanned entries and its folder.
+
+    Engines key everything they persist by ``(name, commit)`` and read an entry's
+    text through `text()`; the catalog scan already guaranteed every ``entry.path``
+    is a regular file inside ``root`` (no symlink leaves the tap).
+    """
+
+    name: str
+    commit: str
+    root: Path
+    entries: Tuple[Entry, ...]
+
+    def text(self, entry: Entry) -> str:
+        """The entry's whole defining file (frontmatter included), UTF-8 with replacement."""
+        with open(self.root / entry.path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES)
+        return data.decode("utf-8", errors="replace")
