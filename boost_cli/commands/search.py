@@ -1,0 +1,107 @@
+"""`boost search` and `boost show`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Dict
+
+from boost_cli.commands.render import emit_json, err, out
+from boost_cli.core import entries, registry, search
+from boost_cli.core.errors import NoTapsError
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    opts = search.SearchOptions(
+        query=" ".join(args.query),
+        limit=args.limit,
+        kind=args.kind,
+        taps=tuple(args.tap),
+        rerank="none" if args.no_rerank else "auto",
+        engine=args.engine,
+    )
+    result = search.run(opts)
+    taps = {t.name: t for t in registry.list_taps()}
+    if args.json:
+        emit_json([registry.hit_record(h, taps) for h in result.hits])
+        for note in result.notes:
+            err(f"note: {note}")
+        if args.explain:
+            err(json.dumps(result.diagnostics, indent=2))
+        return 0
+    for note in result.notes:
+        err(f"note: {note}")
+    if not result.hits:
+        out(
+            f"No matches for {opts.query!r}. Try other words, or 'boost tap --catalog --list' for more registries."
+        )
+    for rank, h in enumerate(result.hits, start=1):
+        out(f"{rank:2d}. {h.entry.qualified_name}  [{h.entry.kind}]  {h.score:.3f}")
+        if h.why:
+            out(f"    {h.why}")
+        if h.also_in:
+            more = f" (+{len(h.also_in) - 3} more)" if len(h.also_in) > 3 else ""
+            out(f"    also in: {', '.join(h.also_in[:3])}{more}")
+        if args.explain:
+            ranks = ", ".join(f"{k} #{v}" for k, v in h.ranks.items())
+            out(f"    ranks: {ranks}  path: {h.entry.path}")
+    if args.explain:
+        out("")
+        out(render_explain(result.diagnostics))
+    return 0
+
+
+def render_explain(d: Dict[str, Any]) -> str:
+    lines = [f"engine: {d.get('engine')}"]
+    for note in d.get("engine_notes", []):
+        lines.append(f"  degraded/hint: {note}")
+    info = d.get("index") or {}
+    if info.get("generated"):
+        lines.append(f"index: generated {info['generated']}, {len(info.get('commits', {}))} taps")
+        for tap, commit in sorted(info.get("commits", {}).items()):
+            lines.append(f"  {tap} @ {commit[:10]}")
+        if info.get("stale_taps"):
+            lines.append(f"  stale taps: {', '.join(info['stale_taps'])}")
+        if info.get("refreshed_taps"):
+            lines.append(f"  refreshed now: {', '.join(info['refreshed_taps'])}")
+    if info.get("dense"):
+        lines.append(f"dense: {info['dense']}")
+    lines.append(
+        f"candidates: {d.get('candidates')} retrieved, {d.get('after_collapse')} after collapsing copies"
+    )
+    rr = d.get("rerank", {})
+    detail = rr.get("reason") or rr.get("model") or ""
+    lines.append(
+        f"rerank: {rr.get('status')}{' (' + str(rr.get('backend')) + ')' if rr.get('backend') else ''}{': ' + str(detail) if detail else ''}"
+    )
+    t = d.get("timings", {})
+    lines.append("timings: " + ", ".join(f"{k[:-3]} {v:.1f} ms" for k, v in t.items()))
+    return "\n".join(lines)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    snaps = registry.snapshots()
+    if not snaps:
+        raise NoTapsError()
+    snap, entry = entries.find(snaps, args.name)
+    text = snap.text(entry)
+    taps = {t.name: t for t in registry.list_taps()}
+    url = registry.source_url(taps[snap.name], entry.path) if snap.name in taps else ""
+    if args.json:
+        d: Dict[str, Any] = entry.to_dict()
+        d.update(
+            {
+                "id": entry.qualified_name,
+                "file": str(snap.root / entry.path),
+                "url": url,
+                "text": text,
+            }
+        )
+        emit_json(d)
+        return 0
+    out(f"# {entry.qualified_name} [{entry.kind}]")
+    out(f"# file: {snap.root / entry.path}")
+    out(f"# tap: {snap.name} @ {snap.commit[:10]}  {url}")
+    out("")
+    out(text.rstrip("\n"))
+    return 0

@@ -1,0 +1,195 @@
+"""Safe git: source validation and the few git operations boost needs.
+
+git always runs as an argument list (never a shell) with ``--`` before positional
+arguments, no terminal prompts, a protocol allow-list (https, ssh, file only: no
+``ext::``/``fd::`` or other remote helpers) and a timeout. Sources that look like
+options, carry control characters or name another transport are refused before
+git runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from boost_cli.core.errors import GitError, SourceRefused
+
+GIT_TIMEOUT = 300.0
+_SHORTHAND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
+_SCP_LIKE = re.compile(r"^(?P<user>[A-Za-z0-9_.-]+)@(?P<host>[A-Za-z0-9.-]+):(?P<path>[^:\\]+)$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+# Only these transports are ever allowed; everything else (ext, fd, git, http...) is off.
+_PROTOCOL_CONFIG = (
+    "-c", "protocol.allow=never",
+    "-c", "protocol.https.allow=always",
+    "-c", "protocol.ssh.allow=always",
+    "-c", "protocol.file.allow=always",
+    "-c", "protocol.ext.allow=never",
+    "-c", "protocol.fd.allow=never",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "submodule.recurse=false",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Source:
+    """A validated tap source: what git gets (``url``) and the tap name it suggests."""
+
+    original: str
+    url: str
+    kind: str  # "github" | "https" | "ssh" | "file" | "local"
+    default_name: str
+
+
+def safe_name(text: str) -> str:
+    """A folder-safe tap name: ``[A-Za-z0-9._-]``, no leading dot or dash, <= 100 chars."""
+    name = _SAFE_NAME.sub("-", text).strip(".-")[:100]
+    return name or "tap"
+
+
+def _name_from_path(path: str) -> str:
+    parts = [p for p in re.split(r"[/\\]+", path.rstrip("/\\")) if p]
+    if not parts:
+        return "tap"
+    last = parts[-1]
+    if last.endswith(".git"):
+        last = last[:-4]
+    if len(parts) >= 2:
+        return safe_name(f"{parts[-2]}__{last}")
+    return safe_name(last)
+
+
+def parse_source(source: str, cwd: Optional[Path] = None) -> Source:
+    """Validate ``source`` and turn it into something git can clone, or raise SourceRefused.
+
+    Accepted: ``owner/repo`` (GitHub shorthand, unless a local folder of that name
+    exists), ``https://…``, ``ssh://…``, ``git@host:owner/repo``, ``file://…`` and a local
+    path to a git repository.
+    """
+    fix = "use OWNER/REPO, an https:// or ssh:// URL, git@host:owner/repo, file:// or a local path"
+    if not source or not source.strip():
+        raise SourceRefused("empty tap source", fix)
+    if source.startswith("-"):
+        raise SourceRefused(f"refusing tap source {source!r}: it looks like a git option", fix)
+    if _CONTROL.search(source):
+        raise SourceRefused("refusing tap source with control characters", fix)
+    if "::" in source:
+        raise SourceRefused(
+            f"refusing tap source {source!r}: remote helpers (ext::, fd::) are not allowed", fix
+        )
+    lower = source.lower()
+    if lower.startswith("https://"):
+        path = source.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0]
+        if "/" not in path.strip("/"):
+            raise SourceRefused(f"refusing tap source {source!r}: no repository path", fix)
+        return Source(source, source, "https", _name_from_path(path.split("/", 1)[1]))
+    if lower.startswith("ssh://"):
+        path = source.split("://", 1)[1]
+        return Source(source, source, "ssh", _name_from_path(path.split("/", 1)[-1]))
+    if lower.startswith("file://"):
+        path = source[len("file://") :]
+        return Source(source, source, "file", _name_from_path(path))
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", source):
+        scheme = source.split("://", 1)[0]
+        raise SourceRefused(
+            f"refusing tap source {source!r}: the {scheme}:// transport is not allowed", fix
+        )
+    base = cwd or Path.cwd()
+    local = Path(source).expanduser()
+    local = local if local.is_absolute() else base / local
+    if local.exists():
+        if not local.is_dir():
+            raise SourceRefused(f"{source!r} is not a folder", "point at a git repository folder")
+        if not ((local / ".git").exists() or (local / "HEAD").is_file()):
+            raise SourceRefused(
+                f"{source!r} is not a git repository",
+                f"run 'git init && git add -A && git commit -m init' in {source}",
+            )
+        resolved = local.resolve()
+        return Source(source, str(resolved), "local", _name_from_path(str(resolved)))
+    m = _SCP_LIKE.match(source)
+    if m:
+        return Source(source, source, "ssh", _name_from_path(m.group("path")))
+    if _SHORTHAND.match(source) and ".." not in source:
+        owner, repo = source.split("/")
+        url = f"https://github.com/{owner}/{repo.removesuffix('.git')}"
+        return Source(source, url, "github", safe_name(f"{owner}__{repo.removesuffix('.git')}"))
+    raise SourceRefused(
+        f"cannot understand tap source {source!r} (no such local folder either)", fix
+    )
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env.update(
+        {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_ASKPASS": "",
+            "SSH_ASKPASS": "",
+            "GIT_SSH_COMMAND": env.get("GIT_SSH_COMMAND", "ssh -oBatchMode=yes"),
+            "GIT_PROTOCOL_FROM_USER": "0",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "LC_ALL": "C",
+        }
+    )
+    return env
+
+
+def run_git(args: Sequence[str], cwd: Optional[Path] = None, timeout: float = GIT_TIMEOUT) -> str:
+    """Run ``git <safety config> <args>`` and return stdout; raise GitError with git's message."""
+    cmd: List[str] = ["git", *_PROTOCOL_CONFIG, *args]
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=str(cwd) if cwd else None,
+            env=_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed", "install git and try again") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise GitError(
+            f"git {args[0]} timed out after {timeout:.0f} s", "check the network and retry"
+        ) from exc
+    if proc.returncode != 0:
+        lines = [
+            ln.strip() for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()
+        ]
+        msg = next(
+            (ln for ln in lines if ln.lower().startswith(("fatal", "error"))),
+            lines[-1] if lines else "",
+        )
+        raise GitError(f"git {args[0]} failed: {msg or f'exit {proc.returncode}'}")
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def clone(url: str, dest: Path, timeout: float = GIT_TIMEOUT) -> None:
+    """Shallow-clone ``url`` into ``dest`` (which must not exist)."""
+    run_git(
+        ["clone", "--depth", "1", "--no-tags", "--quiet", "--", url, str(dest)], timeout=timeout
+    )
+
+
+def head_commit(repo: Path) -> str:
+    """The commit checked out in ``repo``."""
+    return run_git(["rev-parse", "HEAD"], cwd=repo, timeout=30).strip()
+
+
+def update(repo: Path, timeout: float = GIT_TIMEOUT) -> str:
+    """Fetch the remote head and move the clone to it; return the new commit."""
+    run_git(
+        ["fetch", "--depth", "1", "--no-tags", "--quiet", "origin", "HEAD"],
+        cwd=repo,
+        timeout=timeout,
+    )
+    run_git(["reset", "--hard", "--quiet", "FETCH_HEAD"], cwd=repo, timeout=60)
+    return head_commit(repo)

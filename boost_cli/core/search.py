@@ -1,0 +1,200 @@
+"""The search pipeline shared by `boost search` and the MCP `boost_search` tool.
+
+retrieve (best ready engine, ~60 candidates) → restrict to taps → collapse byte-identical
+copies → rerank with an LLM when one is available → shortlist with a *why* per pick.
+Every stage degrades instead of failing, and says why in ``notes``/``diagnostics``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from boost_cli.core import rag, registry
+from boost_cli.core.errors import NoTapsError, UsageError
+from boost_cli.core.models import KINDS, Hit, TapSnapshot
+from boost_cli.core.tokenize import tokenize
+
+CANDIDATES = 60
+WHY_CHARS = 160
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    query: str
+    limit: int = 10
+    kind: Optional[str] = None
+    taps: Tuple[str, ...] = ()
+    rerank: str = "auto"  # auto | none | api | cli
+    engine: Optional[str] = None  # None = best available; else lexical | bm25 | dense | hybrid
+
+
+@dataclass
+class SearchOutcome:
+    hits: List[Hit]
+    engine: str
+    notes: List[str] = field(default_factory=list)
+    diagnostics: Dict[str, Any] = field(default_factory=dict)
+
+
+def validate(opts: SearchOptions) -> None:
+    if not opts.query or not opts.query.strip():
+        raise UsageError(
+            "the query is empty", "describe the task, e.g. boost search 'test my React app'"
+        )
+    if opts.kind is not None and opts.kind not in KINDS:
+        raise UsageError(f"unknown kind {opts.kind!r}", f"use one of: {', '.join(KINDS)}")
+    if not 1 <= opts.limit <= 100:
+        raise UsageError(f"limit must be between 1 and 100, not {opts.limit}")
+
+
+def run(opts: SearchOptions, snapshots: Optional[Sequence[TapSnapshot]] = None) -> SearchOutcome:
+    """Run the whole pipeline. Raises only for usage problems and when nothing is tapped."""
+    validate(opts)
+    t0 = time.perf_counter()
+    timings: Dict[str, float] = {}
+    taps = registry.list_taps()
+    if not taps:
+        raise NoTapsError()
+    known = {t.name for t in taps}
+    for name in opts.taps:
+        if name not in known:
+            from boost_cli.core.errors import NotFoundError
+
+            raise NotFoundError(
+                f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
+            )
+    choice = rag.get_retriever(opts.engine, taps=taps, snapshots=snapshots)
+    timings["open_ms"] = _ms(t0)
+    t1 = time.perf_counter()
+    candidates = choice.retriever.query(opts.query, k=CANDIDATES, kind=opts.kind)
+    if opts.taps:
+        candidates = [h for h in candidates if h.entry.tap in opts.taps]
+    timings["retrieve_ms"] = _ms(t1)
+    t2 = time.perf_counter()
+    collapsed = collapse_copies(candidates)
+    timings["collapse_ms"] = _ms(t2)
+    diagnostics: Dict[str, Any] = {
+        "engine": choice.retriever.name,
+        "engine_notes": list(choice.notes),
+        "index": choice.info,
+        "candidates": len(candidates),
+        "after_collapse": len(collapsed),
+        "timings": timings,
+    }
+    notes = list(choice.notes)
+    t3 = time.perf_counter()
+    hits, rerank_status = _rerank(opts, collapsed)
+    timings["rerank_ms"] = _ms(t3)
+    diagnostics["rerank"] = rerank_status
+    if rerank_status.get("status") == "failed":
+        notes.append(
+            f"rerank skipped: {rerank_status.get('reason')}; showing {choice.retriever.name} order"
+        )
+    timings["total_ms"] = _ms(t0)
+    return SearchOutcome(
+        hits=hits[: opts.limit], engine=choice.retriever.name, notes=notes, diagnostics=diagnostics
+    )
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)
+
+
+def collapse_copies(hits: Sequence[Hit]) -> List[Hit]:
+    """Merge hits whose files are byte-identical into the best-ranked one ("also in: ...")."""
+    out: List[Hit] = []
+    by_hash: Dict[str, int] = {}
+    for h in hits:
+        key = h.content_hash or _file_hash(h)
+        if key is not None and key in by_hash:
+            i = by_hash[key]
+            keep = out[i]
+            extra = (h.entry.qualified_name, *h.also_in)
+            merged = tuple(dict.fromkeys((*keep.also_in, *extra)))
+            merged = tuple(x for x in merged if x != keep.entry.qualified_name)
+            out[i] = replace(keep, also_in=merged)
+            continue
+        if key is not None:
+            by_hash[key] = len(out)
+        out.append(h)
+    return out
+
+
+def _file_hash(hit: Hit) -> Optional[str]:
+    try:
+        path = registry.paths.tap_dir(hit.entry.tap) / hit.entry.path
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _rerank(opts: SearchOptions, hits: List[Hit]) -> Tuple[List[Hit], Dict[str, Any]]:
+    """Reorder ``hits`` with the LLM when asked/available; always fill in a *why*."""
+    base = [replace(h, why=h.why or why_from_snippet(opts.query, h)) for h in hits]
+    if opts.rerank == "none" or not base:
+        return base, {
+            "status": "off" if opts.rerank == "none" else "skipped",
+            "reason": "disabled" if opts.rerank == "none" else "no candidates",
+        }
+    from boost_cli.core import ai
+
+    cands = [
+        ai.Candidate(
+            id=h.entry.qualified_name,
+            name=h.entry.name,
+            kind=h.entry.kind,
+            description=h.entry.description,
+            snippet=h.snippet,
+        )
+        for h in base[:30]
+    ]
+    result = ai.rerank(opts.query, cands, opts.limit, backend=opts.rerank)
+    if isinstance(result, ai.RerankFailure):
+        status = "unavailable" if result.backend is None and opts.rerank == "auto" else "failed"
+        return base, {"status": status, "reason": result.reason, "backend": result.backend}
+    by_id = {h.entry.qualified_name: h for h in base}
+    ordered: List[Hit] = []
+    for cid, why in result.order:
+        h = by_id.pop(cid, None)
+        if h is not None:
+            ordered.append(
+                replace(h, why=why or h.why, ranks={**dict(h.ranks), "rerank": len(ordered) + 1})
+            )
+    ordered.extend(by_id[h.entry.qualified_name] for h in base if h.entry.qualified_name in by_id)
+    return ordered, {
+        "status": "ok",
+        "backend": result.backend,
+        "model": result.model,
+        "elapsed_ms": round(result.elapsed_ms, 1),
+    }
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def why_from_snippet(query: str, hit: Hit) -> str:
+    """A one-line justification without an LLM: the sentence of the best passage that
+    shares the most query terms (else the description)."""
+    terms = set(tokenize(query))
+    best, best_score = "", 0
+    for source in (hit.snippet, hit.entry.description):
+        for sentence in _SENTENCE.split(source or ""):
+            s = _clean(sentence)
+            if len(s) < 12:
+                continue
+            score = len(terms.intersection(tokenize(s)))
+            if score > best_score:
+                best, best_score = s, score
+    if not best:
+        best = _clean(hit.entry.description) or _clean(hit.snippet)
+    return best if len(best) <= WHY_CHARS else best[: WHY_CHARS - 1].rstrip() + "…"
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"^[#>*\-\s`|]+", "", text.strip())
+    text = re.sub(r"[`*_]{1,3}", "", text)
+    return " ".join(text.split())
