@@ -7,8 +7,9 @@ Each command has a ``_add_<cmd>`` parser builder here and a thin implementation 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from typing import Callable, Dict, List, NoReturn, Optional, Sequence
+from typing import Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, cast
 
 from boost_cli import __version__
 from boost_cli.core.errors import BoostError
@@ -207,21 +208,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _commands() -> Dict[str, Callable[[argparse.Namespace], int]]:
-    from boost_cli.commands import discover, doctor, index, mcp, search, taps
+# command → (module in boost_cli.commands, function); imported only when run, so a
+# one-shot `boost search` never pays for the MCP or dense code.
+COMMANDS: Dict[str, Tuple[str, str]] = {
+    "tap": ("taps", "cmd_tap"),
+    "taps": ("taps", "cmd_taps"),
+    "untap": ("taps", "cmd_untap"),
+    "update": ("taps", "cmd_update"),
+    "search": ("search", "cmd_search"),
+    "show": ("search", "cmd_show"),
+    "reindex": ("index", "cmd_reindex"),
+    "mcp": ("mcp", "cmd_mcp"),
+    "discover": ("discover", "cmd_discover"),
+    "doctor": ("doctor", "cmd_doctor"),
+}
 
-    return {
-        "tap": taps.cmd_tap,
-        "taps": taps.cmd_taps,
-        "untap": taps.cmd_untap,
-        "update": taps.cmd_update,
-        "search": search.cmd_search,
-        "show": search.cmd_show,
-        "reindex": index.cmd_reindex,
-        "mcp": mcp.cmd_mcp,
-        "discover": discover.cmd_discover,
-        "doctor": doctor.cmd_doctor,
-    }
+
+def _command(name: str) -> Callable[[argparse.Namespace], int]:
+    module, func = COMMANDS[name]
+    mod = importlib.import_module(f"boost_cli.commands.{module}")
+    return cast(Callable[[argparse.Namespace], int], getattr(mod, func))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -231,7 +237,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return _commands()[args.command](args)
+        return _command(args.command)(args)
     except BoostError as err:
         if args.debug:
             import traceback

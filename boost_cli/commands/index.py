@@ -34,7 +34,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     known = {t.name for t in taps}
     for name in args.tap:
         if name not in known:
-            raise NotFoundError(f"no tap named {name!r}", "see 'boost taps' for the tapped registries")
+            raise NotFoundError(
+                f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
+            )
     t0 = time.perf_counter()
     snaps = registry.snapshots()
     report = index.build(snaps, force=args.force, force_taps=tuple(args.tap), progress=_progress())

@@ -1,0 +1,203 @@
+"""`boost mcp`: boost's tools on the MCP registry, served over stdio.
+
+Each tool is a thin handler over the same core calls as the CLI; adding a tool is one
+more `@registry.tool(...)` here — the protocol code in `core.mcp` never changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Dict, List
+
+from boost_cli.core import discover, entries, registry, search
+from boost_cli.core.errors import NoTapsError
+from boost_cli.core.mcp import Registry, Server, ToolResult, serve_stdio
+
+SEARCH_INPUT = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000,
+            "description": "the task, in plain language",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 50,
+            "description": "how many results (default 8)",
+        },
+        "kind": {
+            "type": "string",
+            "enum": ["skill", "rule", "workflow"],
+            "description": "only this kind",
+        },
+        "tap": {"type": "string", "minLength": 1, "description": "only this tap (registry)"},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+_HIT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "name": {"type": "string"},
+        "tap": {"type": "string"},
+        "kind": {"type": "string"},
+        "description": {"type": "string"},
+        "why": {"type": "string"},
+        "score": {"type": "number"},
+        "file": {"type": "string"},
+        "url": {"type": "string"},
+        "also_in": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["id", "name", "tap", "kind", "description", "why", "score", "file", "url"],
+}
+
+SEARCH_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "engine": {"type": "string"},
+        "notes": {"type": "array", "items": {"type": "string"}},
+        "results": {"type": "array", "items": _HIT_SCHEMA},
+    },
+    "required": ["query", "engine", "results"],
+}
+
+
+def build_registry() -> Registry:
+    reg = Registry()
+
+    @reg.tool(
+        "boost_search",
+        "Find the best AI-agent skills, rules and workflows for a task described in plain language. "
+        "Returns a ranked shortlist with a one-line reason per pick; read one with boost_get_skill.",
+        SEARCH_INPUT,
+        output_schema=SEARCH_OUTPUT,
+    )
+    def boost_search(args: Dict[str, Any]) -> ToolResult:
+        opts = search.SearchOptions(
+            query=args["query"],
+            limit=int(args.get("limit", 8)),
+            kind=args.get("kind"),
+            taps=(args["tap"],) if args.get("tap") else (),
+        )
+        result = search.run(opts)
+        taps = {t.name: t for t in registry.list_taps()}
+        records = [_compact(registry.hit_record(h, taps)) for h in result.hits]
+        lines: List[str] = []
+        for i, r in enumerate(records, start=1):
+            lines.append(f"{i}. {r['id']} [{r['kind']}] — {r['why'] or r['description']}")
+            lines.append(f"   file: {r['file']}")
+        if not records:
+            lines.append(f"No matches for {opts.query!r}.")
+        for note in result.notes:
+            lines.append(f"note: {note}")
+        structured = {
+            "query": opts.query,
+            "engine": result.engine,
+            "notes": result.notes,
+            "results": records,
+        }
+        return ToolResult(text="\n".join(lines), structured=structured)
+
+    @reg.tool(
+        "boost_get_skill",
+        "Return the full text of a skill, rule or workflow by NAME, TAP:NAME or TAP:PATH, to apply it.",
+        {
+            "type": "object",
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "NAME, TAP:NAME or TAP:PATH",
+                }
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+    )
+    def boost_get_skill(args: Dict[str, Any]) -> ToolResult:
+        snaps = registry.snapshots()
+        if not snaps:
+            raise NoTapsError()
+        snap, entry = entries.find(snaps, args["name"])
+        text = snap.text(entry)
+        head = f"# {entry.qualified_name} [{entry.kind}] — file: {snap.root / entry.path}\n\n"
+        return ToolResult(text=head + text)
+
+    @reg.tool(
+        "boost_list_taps",
+        "List the tapped registries with their commit, item counts and search-index freshness.",
+        {"type": "object", "properties": {}, "additionalProperties": False},
+    )
+    def boost_list_taps(args: Dict[str, Any]) -> ToolResult:
+        taps = registry.list_taps()
+        from boost_cli.core import index
+
+        reader = index.open_index()
+        indexed = dict(reader.commits) if reader is not None else {}
+        rows = []
+        for t in taps:
+            fresh = (
+                "indexed"
+                if indexed.get(t.name) == t.commit
+                else ("stale index" if t.name in indexed else "not indexed")
+            )
+            rows.append({**t.to_dict(), "index": fresh})
+        lines = [
+            f"{r['name']} @ {r['commit'][:10]}: {r['counts'].get('skill', 0)} skills, {r['counts'].get('rule', 0)} rules, "
+            f"{r['counts'].get('workflow', 0)} workflows ({r['index']})"
+            for r in rows
+        ] or ["No taps yet: run 'boost tap --defaults' in a terminal."]
+        return ToolResult(text="\n".join(lines), structured={"taps": rows})
+
+    @reg.tool(
+        "boost_discover_github",
+        "Search GitHub for repositories holding SKILL.md files (needs the gh CLI, logged in).",
+        {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": 500},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    )
+    def boost_discover_github(args: Dict[str, Any]) -> ToolResult:
+        repos = discover.discover_github(args["query"], limit=int(args.get("limit", 10)))
+        lines = [f"{r.repo} ({r.hits} SKILL.md) {r.url}" for r in repos] or [
+            "No repositories matched."
+        ]
+        lines.append("Tap one with: boost tap OWNER/REPO")
+        return ToolResult(
+            text="\n".join(lines), structured={"repositories": [r.to_dict() for r in repos]}
+        )
+
+    return reg
+
+
+def _compact(record: Dict[str, Any]) -> Dict[str, Any]:
+    keep = (
+        "id",
+        "name",
+        "tap",
+        "kind",
+        "description",
+        "why",
+        "score",
+        "file",
+        "url",
+        "also_in",
+        "path",
+    )
+    return {k: record[k] for k in keep if k in record}
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    serve_stdio(Server(build_registry()))
+    return 0

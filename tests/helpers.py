@@ -1,0 +1,82 @@
+"""Helpers shared by the tests: git repos, the real CLI as a subprocess, skill text."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "registry"
+SHARED = Path(os.environ.get("BOOST_SHARED", ROOT.parent / "shared"))
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+}
+
+
+def git(args: List[str], cwd: Path) -> str:
+    env = {**os.environ, **GIT_ENV}
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def make_repo(path: Path, files: Optional[Dict[str, str]] = None) -> Path:
+    """A git repo at ``path`` with ``files`` committed (path → text)."""
+    path.mkdir(parents=True, exist_ok=True)
+    for rel, text in (files or {}).items():
+        f = path / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text, encoding="utf-8")
+    git(["init", "-q", "-b", "main"], path)
+    git(["add", "-A"], path)
+    git(["commit", "-q", "--allow-empty", "-m", "init"], path)
+    return path
+
+
+def commit_all(path: Path, message: str = "change") -> str:
+    git(["add", "-A"], path)
+    git(["commit", "-q", "-m", message], path)
+    return git(["rev-parse", "HEAD"], path).strip()
+
+
+def run_boost(
+    args: List[str],
+    home: Path,
+    env: Optional[Dict[str, str]] = None,
+    timeout: float = 120,
+    stdin: Optional[str] = None,
+) -> subprocess.CompletedProcess:
+    """Run the real CLI as a subprocess against ``home``."""
+    full_env = {**os.environ, "BOOST_HOME": str(home), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "boost_cli", *args],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=stdin,
+        cwd=str(ROOT),
+    )
+
+
+SKILL = """---
+name: {name}
+description: {description}
+---
+# {name}
+
+{body}
+"""
+
+
+def skill(name: str, description: str, body: str = "Steps go here.") -> str:
+    return SKILL.format(name=name, description=description, body=body)
