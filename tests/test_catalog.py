@@ -16,6 +16,8 @@ from tests.helpers import skill
     [
         ("skills/pdf/SKILL.md", "skill"),
         ("SKILL.md", "skill"),
+        (".opencode/commands/skill.md", "workflow"),
+        ("docs/skill.md", None),
         (".cursorrules", "rule"),
         (".windsurfrules", "rule"),
         (".clinerules", "rule"),

@@ -29,7 +29,7 @@ from typing import AbstractSet, Any, Dict, List, Optional, Tuple
 from boost_cli.core import atomic, frontmatter, paths
 from boost_cli.core.models import MAX_FILE_BYTES, Entry
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 SKIP_DIRS = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__"})
 RULE_FILES = frozenset({".cursorrules", ".windsurfrules", ".clinerules"})
 NOT_ENTRIES = frozenset({"readme.md", "changelog.md", "license.md", "contributing.md"})
@@ -58,9 +58,9 @@ def classify(rel: str, skill_dirs: AbstractSet[str] = frozenset()) -> Optional[s
     files inside them, other than a SKILL.md, are supporting files, not entries.
     """
     p = PurePosixPath(rel)
-    lower = p.name.lower()
-    if lower == "skill.md":
+    if p.name == "SKILL.md":
         return "skill"
+    lower = p.name.lower()
     if skill_dirs:
         folder = str(p.parent) if str(p.parent) != "." else ""
         if "" in skill_dirs or any(a in skill_dirs for a in _ancestors(folder)):
@@ -166,7 +166,7 @@ def scan_tap(tap: str, root: Path) -> ScanResult:
     skill_dirs = {
         (str(PurePosixPath(f).parent) if "/" in f else "")
         for f in files
-        if PurePosixPath(f).name.lower() == "skill.md"
+        if PurePosixPath(f).name == "SKILL.md"
     }
     entries: List[Entry] = []
     warnings: List[str] = []
