@@ -1,0 +1,750 @@
+"""The MCP server core: registry, lifecycle, tools, JSON-RPC errors and the line loop.
+
+`Server.handle` is pure, so most tests are literal dicts in, dicts out; the
+stream tests drive `Server.serve` over in-memory buffers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from boost_cli import __version__
+from boost_cli.core.errors import BoostError, NotFoundError, UsageError
+from boost_cli.core.mcp import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    Registry,
+    Server,
+    ToolRegistrationError,
+    ToolResult,
+    dump_line,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+QUERY_SCHEMA: Dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1},
+        "limit": {"type": "integer", "minimum": 1},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+HITS_SCHEMA: Dict[str, Any] = {
+    "type": "object",
+    "properties": {"hits": {"type": "array", "items": {"type": "string"}}},
+    "required": ["hits"],
+}
+
+
+def make_registry() -> Registry:
+    reg = Registry()
+
+    @reg.tool("boost_search", "Find skills for a task.", QUERY_SCHEMA, output_schema=HITS_SCHEMA)
+    def search(args: Dict[str, Any]) -> ToolResult:
+        hits = [f"hit-{i}-{args['query']}" for i in range(args.get("limit", 2))]
+        return ToolResult(text="\n".join(hits), structured={"hits": hits})
+
+    @reg.tool("echo", "Echo the query back as plain text.", QUERY_SCHEMA)
+    def echo(args: Dict[str, Any]) -> str:
+        return args["query"]
+
+    @reg.tool("missing", "Always fails with a BoostError.", {"type": "object"})
+    def missing(args: Dict[str, Any]) -> str:
+        raise NotFoundError("no skill named 'x'", "run boost_search to find names")
+
+    @reg.tool("crash", "Always crashes.", {"type": "object"})
+    def crash(args: Dict[str, Any]) -> str:
+        raise RuntimeError("secret internal detail\nwith a second line")
+
+    return reg
+
+
+@pytest.fixture
+def server() -> Server:
+    return Server(make_registry())
+
+
+def request(method: str, params: Optional[Dict[str, Any]] = None, rid: Any = 1) -> Dict[str, Any]:
+    msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def call(server: Server, name: str, arguments: Any = None, rid: Any = 1) -> Dict[str, Any]:
+    params: Dict[str, Any] = {"name": name}
+    if arguments is not None:
+        params["arguments"] = arguments
+    response = server.handle(request("tools/call", params, rid))
+    assert response is not None and response["id"] == rid
+    return response
+
+
+def error_code(response: Optional[Dict[str, Any]]) -> int:
+    assert response is not None and "result" not in response
+    return int(response["error"]["code"])
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def test_registry_keeps_registration_order() -> None:
+    reg = Registry()
+    for name in ("zeta", "alpha", "mid"):
+        reg.register(name, f"the {name} tool", {"type": "object"}, lambda args: "ok")
+    assert [spec.name for spec in reg.tools()] == ["zeta", "alpha", "mid"]
+    assert reg.names() == ["zeta", "alpha", "mid"] and len(reg) == 3 and "mid" in reg
+
+
+def test_registry_refuses_duplicate_names() -> None:
+    reg = Registry()
+    reg.register("boost_search", "search", {"type": "object"}, lambda args: "ok")
+    with pytest.raises(ToolRegistrationError) as info:
+        reg.register("boost_search", "again", {"type": "object"}, lambda args: "ok")
+    assert isinstance(info.value, ValueError) and isinstance(info.value, BoostError)
+    assert (
+        str(info.value)
+        == "a tool named 'boost_search' is already registered — give each tool a unique name"
+    )
+
+
+def test_decorator_registers_and_returns_the_handler() -> None:
+    reg = Registry()
+
+    def handler(args: Dict[str, Any]) -> str:
+        return "hi"
+
+    assert reg.tool("t", "a tool", {"type": "object"}, title="T")(handler) is handler
+    entry = reg.get("t")
+    assert entry is not None and entry[1] is handler and entry[0].title == "T"
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "schema", "fragment"),
+    [
+        ("bad name", "d", {"type": "object"}, "invalid tool name 'bad name'"),
+        ("", "d", {"type": "object"}, "invalid tool name ''"),
+        ("x" * 129, "d", {"type": "object"}, "invalid tool name"),
+        ("t", "  ", {"type": "object"}, "tool 't' has no description"),
+        ("t", "d", {"type": "string"}, "MCP tool schemas must have type 'object'"),
+        ("t", "d", {"type": "object", "required": ["q"]}, "required names not in properties: q"),
+        (
+            "t",
+            "d",
+            {"type": "object", "properties": {"q": {"pattern": "x"}}},
+            "unsupported keyword 'pattern'",
+        ),
+    ],
+)
+def test_registry_refuses_bad_tools_at_registration(
+    name: str, description: str, schema: Dict[str, Any], fragment: str
+) -> None:
+    with pytest.raises(ToolRegistrationError) as info:
+        Registry().register(name, description, schema, lambda args: "ok")
+    assert fragment in str(info.value)
+
+
+def test_registry_refuses_a_bad_output_schema() -> None:
+    with pytest.raises(ToolRegistrationError, match="unusable output_schema"):
+        Registry().register(
+            "t", "d", {"type": "object"}, lambda a: "ok", output_schema={"type": "array"}
+        )
+
+
+def test_registered_schemas_are_copies() -> None:
+    schema: Dict[str, Any] = {"type": "object", "properties": {}}
+    reg = Registry()
+    reg.register("t", "d", schema, lambda args: "ok")
+    schema["properties"]["late"] = {"type": "string"}
+    assert reg.tools()[0].to_dict()["inputSchema"] == {"type": "object", "properties": {}}
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+
+@pytest.mark.parametrize("version", SUPPORTED_PROTOCOL_VERSIONS)
+def test_initialize_echoes_a_supported_version(server: Server, version: str) -> None:
+    response = server.handle(
+        request("initialize", {"protocolVersion": version, "capabilities": {}})
+    )
+    assert response is not None
+    result = response["result"]
+    assert result["protocolVersion"] == version
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["serverInfo"] == {"name": "boost", "version": __version__}
+    assert "boost_search" in result["instructions"]
+    assert server.protocol_version == version
+
+
+@pytest.mark.parametrize("params", [{"protocolVersion": "1999-01-01"}, {}, {"protocolVersion": 7}])
+def test_initialize_offers_the_newest_version_otherwise(
+    server: Server, params: Dict[str, Any]
+) -> None:
+    response = server.handle(request("initialize", params))
+    assert response is not None
+    assert response["result"]["protocolVersion"] == "2025-11-25" == SUPPORTED_PROTOCOL_VERSIONS[0]
+
+
+def test_supported_versions_cover_every_handshake_revision() -> None:
+    assert set(SUPPORTED_PROTOCOL_VERSIONS) == {
+        "2024-11-05",
+        "2025-03-26",
+        "2025-06-18",
+        "2025-11-25",
+    }
+
+
+def test_initialize_without_params_and_custom_instructions() -> None:
+    server = Server(Registry(), instructions="", version="9.9")
+    response = server.handle(request("initialize"))
+    assert response is not None
+    assert "instructions" not in response["result"]
+    assert response["result"]["serverInfo"]["version"] == "9.9"
+
+
+def test_initialized_notification_gets_no_reply(server: Server) -> None:
+    assert server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
+    assert server.initialized
+
+
+def test_requests_before_initialize_are_answered(server: Server) -> None:
+    response = server.handle(request("tools/list"))
+    assert response is not None and len(response["result"]["tools"]) == 4
+
+
+def test_ping_returns_an_empty_result(server: Server) -> None:
+    assert server.handle(request("ping", rid="p-1")) == {
+        "jsonrpc": "2.0",
+        "id": "p-1",
+        "result": {},
+    }
+
+
+# --------------------------------------------------------------------------- tools/list
+
+
+def test_tools_list_shows_specs_in_order(server: Server) -> None:
+    response = server.handle(request("tools/list", {}))
+    assert response is not None
+    tools = response["result"]["tools"]
+    assert [t["name"] for t in tools] == ["boost_search", "echo", "missing", "crash"]
+    assert tools[0] == {
+        "name": "boost_search",
+        "description": "Find skills for a task.",
+        "inputSchema": QUERY_SCHEMA,
+        "outputSchema": HITS_SCHEMA,
+    }
+    assert "outputSchema" not in tools[1]
+    assert "nextCursor" not in response["result"]
+
+
+def test_tools_list_accepts_an_empty_cursor_and_refuses_a_foreign_one(server: Server) -> None:
+    assert "result" in (server.handle(request("tools/list", {"cursor": None})) or {})
+    assert "result" in (server.handle(request("tools/list", {"cursor": ""})) or {})
+    assert error_code(server.handle(request("tools/list", {"cursor": "page-2"}))) == INVALID_PARAMS
+
+
+# --------------------------------------------------------------------------- tools/call
+
+
+def test_call_returns_text_and_structured_content(server: Server) -> None:
+    result = call(server, "boost_search", {"query": "react", "limit": 3})["result"]
+    hits = ["hit-0-react", "hit-1-react", "hit-2-react"]
+    assert result == {
+        "content": [{"type": "text", "text": "\n".join(hits)}],
+        "isError": False,
+        "structuredContent": {"hits": hits},
+    }
+
+
+def test_call_normalizes_integral_floats_before_the_handler(server: Server) -> None:
+    result = call(server, "boost_search", {"query": "q", "limit": 2.0})["result"]
+    assert result["structuredContent"] == {"hits": ["hit-0-q", "hit-1-q"]}
+
+
+def test_call_accepts_a_plain_string_result(server: Server) -> None:
+    result = call(server, "echo", {"query": "hello"})["result"]
+    assert result == {"content": [{"type": "text", "text": "hello"}], "isError": False}
+
+
+def test_boost_error_becomes_is_error_with_its_line(server: Server) -> None:
+    result = call(server, "missing", {})["result"]
+    assert result == {
+        "content": [
+            {"type": "text", "text": "no skill named 'x' — run boost_search to find names"}
+        ],
+        "isError": True,
+    }
+
+
+def test_unexpected_exception_is_generic_logged_and_survived(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="boost_cli.core.mcp"):
+        result = call(server, "crash", {}, rid=5)["result"]
+    text = result["content"][0]["text"]
+    assert result["isError"] is True
+    assert text == "tool 'crash' failed unexpectedly; the details are in the server log"
+    assert "secret" not in text
+    assert any(
+        r.exc_info and "secret internal detail" in str(r.exc_info[1]) for r in caplog.records
+    )
+    assert (
+        call(server, "echo", {"query": "still here"})["result"]["content"][0]["text"]
+        == "still here"
+    )
+
+
+def test_multiline_boost_error_is_sent_as_one_line() -> None:
+    reg = Registry()
+    reg.register("t", "d", {"type": "object"}, _raise(UsageError("first\nsecond", "fix\tit")))
+    result = call(Server(reg), "t", {})["result"]
+    assert result["content"][0]["text"] == "first second — fix it"
+
+
+def _raise(err: Exception) -> Any:
+    def handler(args: Dict[str, Any]) -> str:
+        raise err
+
+    return handler
+
+
+def test_tool_result_is_error_passes_through_without_structured_content() -> None:
+    reg = Registry()
+    reg.register(
+        "t",
+        "d",
+        {"type": "object"},
+        lambda a: ToolResult("nope", {"hits": []}, is_error=True),
+        output_schema=HITS_SCHEMA,
+    )
+    result = call(Server(reg), "t", {})["result"]
+    assert result == {"content": [{"type": "text", "text": "nope"}], "isError": True}
+
+
+def test_structured_only_result_gets_its_json_as_text() -> None:
+    reg = Registry()
+    reg.register(
+        "t",
+        "d",
+        {"type": "object"},
+        lambda a: ToolResult("", {"hits": ["a"]}),
+        output_schema=HITS_SCHEMA,
+    )
+    result = call(Server(reg), "t", {})["result"]
+    assert result["content"][0]["text"] == '{"hits":["a"]}'
+    assert result["structuredContent"] == {"hits": ["a"]}
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [
+        ToolResult("text only"),  # outputSchema declared, no structured data
+        ToolResult("bad", {"hits": [1]}),  # breaks the outputSchema
+        ToolResult("bad", {"hits": [], "path": Path("/x")}),  # not JSON
+        42,  # not a ToolResult
+        ToolResult(text=None, structured={"hits": []}),  # type: ignore[arg-type]
+    ],
+)
+def test_bad_handler_results_become_a_generic_error(
+    returned: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    reg = Registry()
+    reg.register("t", "d", {"type": "object"}, lambda a: returned, output_schema=HITS_SCHEMA)
+    with caplog.at_level(logging.ERROR, logger="boost_cli.core.mcp"):
+        result = call(Server(reg), "t", {})["result"]
+    assert result["isError"] is True and "structuredContent" not in result
+    assert "returned a bad result" in caplog.text
+
+
+def test_structured_content_without_output_schema_is_still_sent() -> None:
+    reg = Registry()
+    reg.register("t", "d", {"type": "object"}, lambda a: ToolResult("x", {"k": 1}))
+    assert call(Server(reg), "t", {})["result"]["structuredContent"] == {"k": 1}
+    reg.register("u", "d", {"type": "object"}, lambda a: ToolResult("x", ["not", "a", "dict"]))  # type: ignore[arg-type]
+    assert call(Server(reg), "u", {})["result"]["isError"] is True
+
+
+def test_missing_arguments_mean_an_empty_object(server: Server) -> None:
+    assert call(server, "missing")["result"]["isError"] is True
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", None])
+def test_schema_violation_is_a_tool_error_from_2025_11_25(
+    server: Server, version: Optional[str]
+) -> None:
+    if version:
+        server.handle(request("initialize", {"protocolVersion": version}))
+    result = call(server, "boost_search", {"query": 12345})["result"]
+    assert result == {
+        "content": [
+            {
+                "type": "text",
+                "text": "invalid arguments for tool 'boost_search': query: expected string, got integer",
+            }
+        ],
+        "isError": True,
+    }
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18"])
+def test_schema_violation_is_invalid_params_before_2025_11_25(server: Server, version: str) -> None:
+    server.handle(request("initialize", {"protocolVersion": version}))
+    response = call(server, "boost_search", {})
+    assert response["error"] == {
+        "code": INVALID_PARAMS,
+        "message": "invalid arguments for tool 'boost_search': query: required property is missing",
+    }
+
+
+def test_many_schema_violations_are_capped_in_the_message() -> None:
+    reg = Registry()
+    props = {f"p{i}": {"type": "string"} for i in range(8)}
+    reg.register("t", "d", {"type": "object", "properties": props}, lambda a: "ok")
+    text = call(Server(reg), "t", {f"p{i}": i for i in range(8)})["result"]["content"][0]["text"]
+    assert text.count("expected string") == 5 and text.endswith("; ...")
+
+
+# --------------------------------------------------------------------------- JSON-RPC errors
+
+
+@pytest.mark.parametrize(
+    ("params", "fragment"),
+    [
+        (
+            {"name": "nope", "arguments": {}},
+            "unknown tool: nope (tools: boost_search, echo, missing, crash)",
+        ),
+        ({"arguments": {}}, "invalid params: 'name' must be a tool name string"),
+        ({"name": "echo", "arguments": ["q"]}, "invalid params: 'arguments' must be an object"),
+        ({"name": "echo", "arguments": "q"}, "invalid params: 'arguments' must be an object"),
+    ],
+)
+def test_tools_call_protocol_errors_are_invalid_params(
+    server: Server, params: Dict[str, Any], fragment: str
+) -> None:
+    response = server.handle(request("tools/call", params, rid=9))
+    assert response == {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "error": {"code": INVALID_PARAMS, "message": fragment},
+    }
+
+
+def test_params_that_are_not_an_object_are_invalid_params(server: Server) -> None:
+    assert error_code(server.handle(request("ping", [1, 2]))) == INVALID_PARAMS  # type: ignore[arg-type]
+
+
+def test_unknown_method_is_method_not_found(server: Server) -> None:
+    response = server.handle(request("resources/list", rid="r"))
+    assert response == {
+        "jsonrpc": "2.0",
+        "id": "r",
+        "error": {"code": METHOD_NOT_FOUND, "message": "method not found: resources/list"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("message", "reply_id", "fragment"),
+    [
+        (42, None, "expected a JSON object"),
+        ([], None, "expected a JSON object"),
+        ("ping", None, "expected a JSON object"),
+        ({"jsonrpc": "2.0", "id": 78}, 78, "'method' is missing"),
+        ({"jsonrpc": "1.0", "id": 3, "method": "ping"}, 3, "'jsonrpc' must be \"2.0\""),
+        ({"id": 3, "method": "ping"}, 3, "'jsonrpc' must be \"2.0\""),
+        ({"jsonrpc": "2.0", "id": 3, "method": 5}, 3, "'method' must be a string"),
+        (
+            {"jsonrpc": "2.0", "id": None, "method": "ping"},
+            None,
+            "'id' must be a string or a number",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": True, "method": "ping"},
+            None,
+            "'id' must be a string or a number",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": [1], "method": "ping"},
+            None,
+            "'id' must be a string or a number",
+        ),
+        ({"jsonrpc": "2.0", "id": float("inf"), "method": "ping"}, None, "'id' must be"),
+        ({"jsonrpc": "2.0"}, None, "'method' is missing"),
+    ],
+)
+def test_invalid_requests(server: Server, message: Any, reply_id: Any, fragment: str) -> None:
+    response = server.handle(message)
+    assert response is not None
+    assert response["id"] == reply_id
+    assert error_code(response) == INVALID_REQUEST
+    assert fragment in response["error"]["message"]
+
+
+@pytest.mark.parametrize("rid", [0, -1, 10**30, 1.5, "", "α-id"])
+def test_any_string_or_number_id_is_echoed(server: Server, rid: Any) -> None:
+    assert server.handle(request("ping", rid=rid)) == {"jsonrpc": "2.0", "id": rid, "result": {}}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+        {"jsonrpc": "2.0", "method": "notifications/whatever", "params": [1]},
+        {"jsonrpc": "2.0", "method": "tools/call"},  # a request method sent as a notification
+        {"jsonrpc": "2.0", "method": "no/such/method"},
+        {"jsonrpc": "2.0", "id": 4, "result": {}},  # a response: boost sent no request
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "x"}},
+    ],
+)
+def test_notifications_and_responses_get_no_reply(server: Server, message: Dict[str, Any]) -> None:
+    assert server.handle(message) is None
+
+
+def test_internal_bug_is_an_internal_error_not_a_crash(
+    server: Server, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(params: Dict[str, Any]) -> Dict[str, Any]:
+        raise KeyError("oops")
+
+    monkeypatch.setitem(server._methods, "ping", broken)
+    with caplog.at_level(logging.ERROR, logger="boost_cli.core.mcp"):
+        response = server.handle(request("ping", rid=2))
+    assert response is not None and response["id"] == 2
+    assert error_code(response) == INTERNAL_ERROR
+    assert "KeyError" in caplog.text
+
+
+# --------------------------------------------------------------------------- lines
+
+
+def test_handle_line_parse_errors_have_null_id(server: Server) -> None:
+    for line in [
+        '{"jsonrpc": "2.0", "id": 77, "method": "tools/list"',
+        "not json",
+        "NaN",
+        "[1, Infinity]",
+    ]:
+        reply = server.handle_line(line)
+        assert reply is not None
+        message = json.loads(reply)
+        assert message["id"] is None and message["error"]["code"] == PARSE_ERROR
+
+
+def test_handle_line_invalid_utf8_is_a_parse_error(server: Server) -> None:
+    reply = server.handle_line(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\xff\n')
+    assert reply is not None
+    assert json.loads(reply)["error"] == {
+        "code": PARSE_ERROR,
+        "message": "parse error: the line is not valid UTF-8",
+    }
+
+
+def test_handle_line_deep_nesting_is_a_parse_error_not_a_crash(server: Server) -> None:
+    reply = server.handle_line("[" * 100_000 + "]" * 100_000)
+    assert reply is not None and json.loads(reply)["error"]["code"] in (
+        PARSE_ERROR,
+        INVALID_REQUEST,
+    )
+
+
+def test_handle_line_blank_lines_bom_and_crlf(server: Server) -> None:
+    assert server.handle_line("") is None
+    assert server.handle_line(b"  \r\n") is None
+    reply = server.handle_line('\ufeff{"jsonrpc":"2.0","id":1,"method":"ping"}\r\n')
+    assert reply == '{"jsonrpc":"2.0","id":1,"result":{}}'
+
+
+def test_batch_is_refused_outside_2025_03_26(server: Server) -> None:
+    batch = json.dumps([request("ping", rid=1), request("tools/list", rid=2)])
+    for version in (None, "2025-06-18", "2025-11-25"):
+        if version:
+            server.handle(request("initialize", {"protocolVersion": version}))
+        reply = server.handle_line(batch)
+        assert reply is not None
+        message = json.loads(reply)
+        assert message["id"] is None and message["error"]["code"] == INVALID_REQUEST
+        assert "batches are not supported" in message["error"]["message"]
+
+
+def test_batch_is_answered_as_an_array_in_2025_03_26(server: Server) -> None:
+    server.handle(request("initialize", {"protocolVersion": "2025-03-26"}))
+    batch = [
+        request("ping", rid=1),
+        {"jsonrpc": "2.0", "method": "notifications/x"},
+        42,
+        request("nope", rid=2),
+    ]
+    reply = server.handle_line(json.dumps(batch))
+    assert reply is not None
+    answers = json.loads(reply)
+    assert [a["id"] for a in answers] == [1, None, 2]
+    assert answers[0]["result"] == {} and answers[1]["error"]["code"] == INVALID_REQUEST
+    assert answers[2]["error"]["code"] == METHOD_NOT_FOUND
+    assert json.loads(server.handle_line("[]") or "")["error"]["code"] == INVALID_REQUEST
+    assert server.handle_line(json.dumps([{"jsonrpc": "2.0", "method": "notifications/x"}])) is None
+
+
+def test_dump_line_is_one_utf8_safe_line() -> None:
+    line = dump_line({"text": "a\nb\u2028c\u2029d\u0085e — ü", "lone": "\ud800"})
+    assert "\n" not in line and "\u2028" not in line and "\u0085" not in line
+    line.encode("utf-8")  # lone surrogate escaped, not emitted raw
+    assert json.loads(line) == {"text": "a\nb\u2028c\u2029d\u0085e — ü", "lone": "\ud800"}
+    assert "—" in dump_line({"t": "—"})  # UTF-8 kept when it can be
+
+
+def test_unserialisable_result_still_answers_the_id(
+    server: Server, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(server._methods, "ping", lambda params: {"bad": object()})
+    reply = server.handle_line(json.dumps(request("ping", rid=11)))
+    assert reply is not None
+    assert json.loads(reply)["error"]["code"] == INTERNAL_ERROR
+    assert json.loads(reply)["id"] == 11
+
+
+# --------------------------------------------------------------------------- serve()
+
+
+def run_serve(server: Server, data: bytes) -> List[Dict[str, Any]]:
+    out = io.BytesIO()
+    server.serve(io.BytesIO(data), out)
+    raw = out.getvalue()
+    assert raw == b"" or raw.endswith(b"\n")
+    lines = raw.decode("utf-8").splitlines()  # also proves the output is UTF-8
+    return [json.loads(line) for line in lines]
+
+
+def test_serve_answers_every_request_in_order_over_garbage(server: Server) -> None:
+    lines = [
+        json.dumps(request("initialize", {"protocolVersion": "2025-06-18"}, rid=1)),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        "this is not json",
+        json.dumps(request("tools/list", rid=2)),
+        '{"jsonrpc": "2.0", "id": 77, "method": "tools/list"',
+        "",
+        "42",
+        json.dumps(
+            request("tools/call", {"name": "echo", "arguments": {"query": "ü — ok"}}, rid="three")
+        ),
+        json.dumps(request("tools/call", {"name": "crash"}, rid=4)),
+        json.dumps(request("nope", rid=5)),
+    ]
+    data = (
+        "\n".join(lines).encode("utf-8")
+        + b"\n\xff\xfe garbage \xc3\n"
+        + json.dumps(request("ping", rid=6)).encode()
+    )
+    replies = run_serve(server, data)  # the last line has no newline: still answered
+    answered = [r["id"] for r in replies if r["id"] is not None]
+    assert answered == [1, 2, "three", 4, 5, 6]
+    by_id = {r["id"]: r for r in replies if r["id"] is not None}
+    assert by_id["three"]["result"]["content"][0]["text"] == "ü — ok"
+    assert by_id[4]["result"]["isError"] is True
+    codes = [r["error"]["code"] for r in replies if r["id"] is None]
+    assert codes == [PARSE_ERROR, PARSE_ERROR, INVALID_REQUEST, PARSE_ERROR]
+    assert all(r["jsonrpc"] == "2.0" for r in replies)
+
+
+def test_serve_on_text_streams() -> None:
+    out = io.StringIO()
+    Server(make_registry()).serve(io.StringIO(json.dumps(request("ping", rid=1)) + "\n"), out)
+    assert out.getvalue() == '{"jsonrpc":"2.0","id":1,"result":{}}\n'
+
+
+def test_serve_exits_on_eof_without_output() -> None:
+    out = io.BytesIO()
+    Server(Registry()).serve(io.BytesIO(b""), out)
+    assert out.getvalue() == b""
+
+
+def test_serve_skips_an_oversized_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("boost_cli.core.mcp.MAX_LINE_BYTES", 64)
+    data = b'{"x": "' + b"a" * 500 + b'"}\n' + json.dumps(request("ping", rid=1)).encode() + b"\n"
+    replies = run_serve(Server(Registry()), data)
+    assert (
+        replies[0]["error"]["code"] == PARSE_ERROR
+        and "longer than 64 bytes" in replies[0]["error"]["message"]
+    )
+    assert replies[1] == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+class _ClosedPipe(io.BytesIO):
+    def write(self, data: Any) -> int:
+        raise BrokenPipeError
+
+
+def test_serve_stops_quietly_when_the_client_hangs_up() -> None:
+    lines = b"".join(json.dumps(request("ping", rid=i)).encode() + b"\n" for i in range(3))
+    Server(Registry()).serve(io.BytesIO(lines), _ClosedPipe())
+
+
+class _InterruptingInput(io.BytesIO):
+    def readline(self, size: Optional[int] = -1) -> bytes:
+        raise KeyboardInterrupt
+
+
+def test_serve_returns_quietly_on_ctrl_c() -> None:
+    out = io.BytesIO()
+    Server(Registry()).serve(_InterruptingInput(), out)
+    assert out.getvalue() == b""
+
+
+def test_serve_stdio_in_a_subprocess_keeps_stdout_clean(tmp_path: Path) -> None:
+    """A handler that prints and spawns a child writing to stdout cannot break the stream."""
+    script = tmp_path / "srv.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import subprocess, sys
+            from boost_cli.core.mcp import Registry, Server
+
+            reg = Registry()
+
+            def noisy(args):
+                print("stray print")
+                subprocess.run([sys.executable, "-c", "print('child output')"], check=True)
+                return "clean"
+
+            reg.register("noisy", "prints things", {"type": "object"}, noisy)
+            Server(reg).serve_stdio()
+            print("after serve")
+            """
+        )
+    )
+    messages = [
+        request("initialize", {"protocolVersion": "2025-06-18"}, rid=1),
+        request("tools/call", {"name": "noisy", "arguments": {}}, rid=2),
+    ]
+    stdin = "".join(json.dumps(m) + "\n" for m in messages) + "garbage\n"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        input=stdin.encode(),
+        capture_output=True,
+        env=env,
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out_lines = proc.stdout.decode("utf-8").splitlines()
+    replies = [json.loads(line) for line in out_lines[:3]]
+    assert [r["id"] for r in replies] == [1, 2, None]
+    assert replies[1]["result"]["content"][0]["text"] == "clean"
+    assert out_lines[3:] == ["after serve"]  # fd 1 restored once serving ends
+    assert b"stray print" in proc.stderr and b"child output" in proc.stderr
