@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Ranking quality on graded queries: nDCG@10, recall@10, MRR@10, success@1, per type.
+
+    python scripts/eval.py --home DIR [--engine lexical|bm25|dense|hybrid ...] [--queries FILE]
+
+DIR is a BOOST_HOME where the shared corpus is tapped with tap name = registry folder
+(`python scripts/corpus.py --home DIR`, then `boost reindex`). Doc ids are
+`<registry folder>/<path of the defining file>`; scoring is at duplicate-group level
+(../shared/eval/README.md): every ranked and judged doc maps to its group, the first
+occurrence of a group counts, a group takes the best grade of its members.
+Without --home, a temporary home is prepared from the corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+SHARED = Path(os.environ.get("BOOST_SHARED", ROOT.parent / "shared"))
+EVAL = SHARED / "eval"
+
+
+def load_queries(path: Path) -> List[Dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def load_groups(path: Path) -> Dict[str, str]:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def score_query(ranked: Sequence[str], relevant: Mapping[str, int], groups: Mapping[str, str], k: int = 10) -> Dict[str, float]:
+    """Group-level metrics for one query. ``ranked`` are doc ids, best first."""
+    g = lambda d: groups.get(d, d)  # noqa: E731
+    grades: Dict[str, int] = {}
+    for doc, grade in relevant.items():
+        grades[g(doc)] = max(grades.get(g(doc), 0), int(grade))
+    seen, top = set(), []
+    for doc in ranked:
+        gid = g(doc)
+        if gid in seen:
+            continue
+        seen.add(gid)
+        top.append(gid)
+        if len(top) == k:
+            break
+    gains = [grades.get(gid, 0) for gid in top]
+    dcg = sum(gain / math.log2(i + 2) for i, gain in enumerate(gains))
+    ideal = sorted((v for v in grades.values() if v > 0), reverse=True)[:k]
+    idcg = sum(gain / math.log2(i + 2) for i, gain in enumerate(ideal))
+    n_rel = sum(1 for v in grades.values() if v > 0)
+    found = sum(1 for x in gains if x > 0)
+    rr = next((1.0 / (i + 1) for i, x in enumerate(gains) if x > 0), 0.0)
+    return {
+        "ndcg@10": dcg / idcg if idcg else 0.0,
+        "recall@10": found / min(n_rel, k) if n_rel else 0.0,
+        "mrr@10": rr,
+        "success@1": 1.0 if gains and gains[0] >= 2 else 0.0,
+    }
+
+
+def aggregate(per_query: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, float]]:
+    """Mean of each metric overall and per query type."""
+    buckets: Dict[str, List[Dict[str, Any]]] = defaultdict(list)
+    for row in per_query:
+        buckets["all"].append(row)
+        buckets[row["type"]].append(row)
+    out: Dict[str, Dict[str, float]] = {}
+    for name, rows in buckets.items():
+        out[name] = {m: statistics.fmean(r[m] for r in rows) for m in ("ndcg@10", "recall@10", "mrr@10", "success@1")}
+        out[name]["n"] = len(rows)
+    return out
+
+
+def ranked_ids(hits: Sequence[Any]) -> List[str]:
+    """Doc ids of hits, each hit's collapsed copies right after it (same group anyway)."""
+    return [f"{h.entry.tap}/{h.entry.path}" for h in hits]
+
+
+def run_engine(engine: str, queries: Sequence[Dict[str, Any]], k: int = 100) -> List[Dict[str, Any]]:
+    from boost_cli.core import rag, search
+
+    choice = rag.get_retriever(engine, refresh=False)
+    rows = []
+    for q in queries:
+        t0 = time.perf_counter()
+        hits = choice.retriever.query(q["query"], k=k, kind=q.get("kind"))
+        hits = search.collapse_copies(hits)
+        ms = (time.perf_counter() - t0) * 1000
+        rows.append({"id": q["id"], "type": q["type"], "ranked": ranked_ids(hits), "ms": ms})
+    return rows
+
+
+def evaluate(engine: str, queries: Sequence[Dict[str, Any]], groups: Mapping[str, str]) -> Dict[str, Any]:
+    rows = run_engine(engine, queries)
+    by_id = {q["id"]: q for q in queries}
+    per = []
+    for r in rows:
+        m = score_query(r["ranked"], by_id[r["id"]]["relevant"], groups)
+        per.append({**m, "id": r["id"], "type": r["type"], "top": r["ranked"][:3]})
+    return {"engine": engine, "summary": aggregate(per), "per_query": per, "median_ms": statistics.median(r["ms"] for r in rows)}
+
+
+def print_summary(results: Sequence[Dict[str, Any]]) -> None:
+    types = sorted({t for r in results for t in r["summary"]}, key=lambda t: (t != "all", t))
+    print(f"{'engine':10} {'type':9} {'n':>3} {'nDCG@10':>8} {'R@10':>6} {'MRR@10':>7} {'S@1':>6}")
+    for r in results:
+        for t in types:
+            s = r["summary"].get(t)
+            if s:
+                print(f"{r['engine']:10} {t:9} {int(s['n']):3d} {s['ndcg@10']:8.3f} {s['recall@10']:6.3f} {s['mrr@10']:7.3f} {s['success@1']:6.3f}")
+        print(f"{r['engine']:10} median query {r['median_ms']:.1f} ms")
+
+
+def prepare_home(home: Optional[Path]) -> Path:
+    if home:
+        return home
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import corpus  # type: ignore[import-not-found]
+
+    home = Path(tempfile.mkdtemp(prefix="boost-eval-home-"))
+    corpus.tap_all(home)
+    return home
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--home", type=Path)
+    ap.add_argument("--engine", action="append", help="engines to score (default: lexical and bm25)")
+    ap.add_argument("--queries", type=Path, default=EVAL / "dev.jsonl")
+    ap.add_argument("--groups", type=Path, default=EVAL / "groups.json")
+    ap.add_argument("--reindex", action="store_true", help="(re)build the index in --home first")
+    ap.add_argument("--json", type=Path, help="write full results (per query) here")
+    ap.add_argument("--per-query", action="store_true", help="print each query's metrics")
+    args = ap.parse_args()
+    if not args.queries.exists():
+        print(f"no queries at {args.queries}; nothing to do", file=sys.stderr)
+        return 0
+    home = prepare_home(args.home)
+    os.environ["BOOST_HOME"] = str(home)
+    if args.reindex or args.home is None:
+        from boost_cli.core import index, registry
+
+        index.build(registry.snapshots())
+    queries = load_queries(args.queries)
+    groups = load_groups(args.groups)
+    results = [evaluate(e, queries, groups) for e in (args.engine or ["lexical", "bm25"])]
+    print_summary(results)
+    if args.per_query:
+        for r in results:
+            for p in r["per_query"]:
+                print(f"{r['engine']:8} {p['id']:5} {p['type']:8} nDCG {p['ndcg@10']:.2f} top: {p['top'][:1]}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
