@@ -170,7 +170,7 @@ def test_parse_picks_case_only_ambiguity_is_not_guessed() -> None:
 
 
 def test_parse_picks_large_garbage_is_fast() -> None:
-    text = "{ [ , ] } x" * 20_000 + picks_json("a:one")
+    text = "{ [ , ] } x" * 5_000 + picks_json("a:one")
     start = time.monotonic()
     parse_picks(text, VALID)
     assert time.monotonic() - start < 2.0
@@ -544,7 +544,7 @@ def test_cli_error_exit_with_message_in_the_envelope(tmp_path: Path) -> None:
 
 def test_cli_timeout_kills_the_process(tmp_path: Path) -> None:
     start = time.monotonic()
-    res = rerank("q", cands(), 3, backend="cli", env=cli_env(tmp_path, "sleep"), timeout=1.0)
+    res = rerank("q", cands(), 3, backend="cli", env=cli_env(tmp_path, "sleep"), timeout=0.6)
     elapsed = time.monotonic() - start
     assert isinstance(res, RerankFailure) and res.backend == "cli"
     assert res.reason.startswith("claude CLI timed out after")
