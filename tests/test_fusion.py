@@ -1,0 +1,155 @@
+"""Rank fusion against hand-computed examples, and the hybrid retriever over fake engines."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence
+
+import pytest
+
+from boost_cli.core.errors import IndexError_, UsageError
+from boost_cli.core.fusion import HybridRetriever, merge_hits, minmax, rrf, weighted_minmax
+from boost_cli.core.models import Entry, Hit
+from boost_cli.core.rag import Retriever
+
+
+def test_rrf_hand_computed() -> None:
+    fused = rrf({"bm25": ["a", "b", "c"], "dense": ["b", "d", "a"]})
+    # b: 1/61 + 1/62; a: 1/61 + 1/63; d: 1/62; c: 1/63
+    assert [d for d, _ in fused] == ["b", "a", "d", "c"]
+    scores = dict(fused)
+    assert scores["b"] == pytest.approx(0.0325224749)
+    assert scores["a"] == pytest.approx(0.0322664585)
+    assert scores["d"] == pytest.approx(1 / 62)
+    assert scores["c"] == pytest.approx(1 / 63)
+
+
+def test_rrf_ties_break_on_best_rank_then_id() -> None:
+    # k = 0: a = 1/1, c = 1/1, b = 1/2 + 1/2 — all exactly 1.0.
+    fused = rrf({"x": ["a", "b"], "y": ["c", "b"]}, k=0)
+    assert fused == [("a", 1.0), ("c", 1.0), ("b", 1.0)]
+    assert [d for d, _ in rrf({"x": ["q", "p"], "y": ["p", "q"]})] == ["p", "q"]
+
+
+def test_rrf_is_independent_of_engine_order_and_ignores_repeats() -> None:
+    one = rrf({"x": ["a", "b", "c"], "y": ["c", "a"]})
+    two = rrf({"y": ["c", "a"], "x": ["a", "b", "c"]})
+    assert one == two
+    assert rrf({"x": ["a", "a", "b"]}) == [("a", 1 / 61), ("b", 1 / 63)]
+    assert rrf({}) == [] and rrf({"x": []}) == []
+    with pytest.raises(ValueError):
+        rrf({"x": ["a"]}, k=-1)
+
+
+def test_minmax() -> None:
+    assert minmax({"a": 10, "b": 5, "c": 0}) == {"a": 1.0, "b": 0.5, "c": 0.0}
+    assert minmax({"a": 3, "b": 3}) == {"a": 1.0, "b": 1.0}
+    assert minmax({}) == {}
+
+
+def test_weighted_minmax_hand_computed() -> None:
+    fused = weighted_minmax(
+        {"bm25": {"a": 10, "b": 5, "c": 0}, "dense": {"b": 0.9, "d": 0.5, "a": 0.7}},
+        {"bm25": 0.3, "dense": 0.7},
+    )
+    # a = .3·1 + .7·.5 = .65; b = .3·.5 + .7·1 = .85; c = d = 0, both ranked 3rd: by id
+    assert [d for d, _ in fused] == ["b", "a", "c", "d"]
+    assert dict(fused) == pytest.approx({"b": 0.85, "a": 0.65, "d": 0.0, "c": 0.0})
+    # An engine without a weight counts for nothing.
+    assert dict(weighted_minmax({"x": {"a": 1.0, "b": 0.0}}, {})) == {"a": 0.0, "b": 0.0}
+
+
+# --------------------------------------------------------------------------- hybrid
+
+
+def entry(name: str, kind: str = "skill") -> Entry:
+    return Entry(name, kind, f"{name} description", "tap", name, f"{name}/SKILL.md")
+
+
+class FakeEngine:
+    def __init__(self, name: str, hits: Sequence[Hit], error: Optional[Exception] = None):
+        self.name = name
+        self.hits = list(hits)
+        self.error = error
+        self.calls: List[Dict[str, object]] = []
+
+    def build(self, entries: Sequence[Entry]) -> object:
+        return {"built": self.name, "n": len(entries)}
+
+    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Hit]:
+        self.calls.append({"text": text, "k": k, "kind": kind})
+        if self.error is not None:
+            raise self.error
+        return [h for h in self.hits if kind is None or h.entry.kind == kind][:k]
+
+    def ready(self) -> bool:
+        return True
+
+
+def bm25_hits() -> List[Hit]:
+    return [
+        Hit(entry("a"), 9.0, snippet="a from bm25", ranks={"bm25": 1}, content_hash="ha"),
+        Hit(entry("b"), 7.0, snippet="b from bm25", ranks={"bm25": 2}),
+        Hit(entry("c", "rule"), 2.0, snippet="", ranks={"bm25": 3}),
+    ]
+
+
+def dense_hits() -> List[Hit]:
+    return [
+        Hit(entry("b"), 0.9, snippet="b from dense", ranks={"dense": 1}, content_hash="hb"),
+        Hit(entry("d"), 0.8, snippet="d from dense", ranks={"dense": 2}),
+        Hit(entry("c", "rule"), 0.7, snippet="c from dense", ranks={"dense": 3}),
+    ]
+
+
+def test_hybrid_rrf_merges_hits_keeping_bm25_snippets() -> None:
+    bm25, dense = FakeEngine("bm25", bm25_hits()), FakeEngine("dense", dense_hits())
+    hybrid = HybridRetriever(bm25, dense)
+    assert isinstance(hybrid, Retriever) and hybrid.name == "hybrid"
+    hits = hybrid.query("q", k=3)
+    # b: 1/62 + 1/61; c: 1/63 + 1/63; a: 1/61; d: 1/62
+    assert [h.entry.name for h in hits] == ["b", "c", "a"]
+    b, c, a = hits
+    assert b.snippet == "b from bm25" and b.content_hash == "hb"
+    assert dict(b.ranks) == {"bm25": 2, "dense": 1}
+    assert c.snippet == "c from dense"  # BM25 had none
+    assert dict(a.ranks) == {"bm25": 1} and a.content_hash == "ha"
+    assert b.score == pytest.approx(1 / 62 + 1 / 61)
+    assert bm25.calls == [{"text": "q", "k": 60, "kind": None}]
+    assert hybrid.last_degrade is None
+
+
+def test_hybrid_minmax_and_kind_filter() -> None:
+    bm25, dense = FakeEngine("bm25", bm25_hits()), FakeEngine("dense", dense_hits())
+    hits = HybridRetriever(bm25, dense, method="minmax").query("q", k=10)
+    # bm25 norm: a 1, b 5/7, c 0; dense norm: b 1, d .5, c 0
+    # a .3; b .3·5/7 + .7 = .9143; d .35; c 0
+    assert [h.entry.name for h in hits] == ["b", "d", "a", "c"]
+    assert hits[0].score == pytest.approx(0.3 * 5 / 7 + 0.7)
+    rules = HybridRetriever(bm25, dense).query("q", k=5, kind="rule")
+    assert [h.entry.name for h in rules] == ["c"]
+    assert dense.calls[-1]["kind"] == "rule"
+
+
+def test_hybrid_degrades_to_bm25_when_dense_cannot_answer() -> None:
+    bm25 = FakeEngine("bm25", bm25_hits())
+    dense = FakeEngine("dense", [], error=IndexError_("no dense index yet", "run it"))
+    hybrid = HybridRetriever(bm25, dense)
+    hits = hybrid.query("q", k=2)
+    assert [h.entry.name for h in hits] == ["a", "b"]
+    assert hybrid.last_degrade == "dense skipped: no dense index yet — run it"
+
+
+def test_hybrid_build_ready_and_bad_method() -> None:
+    bm25, dense = FakeEngine("bm25", []), FakeEngine("dense", [])
+    hybrid = HybridRetriever(bm25, dense)
+    assert hybrid.ready()
+    assert hybrid.build([entry("a")]) == {
+        "bm25": {"built": "bm25", "n": 1},
+        "dense": {"built": "dense", "n": 1},
+    }
+    with pytest.raises(UsageError, match="unknown fusion method"):
+        HybridRetriever(bm25, dense, method="sum")
+
+
+def test_merge_hits_skips_unknown_ids() -> None:
+    assert merge_hits([("tap:zzz", 1.0)], {"bm25": bm25_hits()}) == []
