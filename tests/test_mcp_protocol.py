@@ -210,6 +210,17 @@ def test_supported_versions_cover_every_handshake_revision() -> None:
     }
 
 
+def test_a_server_needs_a_protocol_version() -> None:
+    with pytest.raises(ValueError):
+        Server(Registry(), protocol_versions=())
+
+
+def test_custom_protocol_versions_are_negotiated() -> None:
+    server = Server(Registry(), protocol_versions=("2025-06-18",))
+    response = server.handle(request("initialize", {"protocolVersion": "2025-11-25"}))
+    assert response is not None and response["result"]["protocolVersion"] == "2025-06-18"
+
+
 def test_initialize_without_params_and_custom_instructions() -> None:
     server = Server(Registry(), instructions="", version="9.9")
     response = server.handle(request("initialize"))
@@ -252,6 +263,21 @@ def test_tools_list_shows_specs_in_order(server: Server) -> None:
     }
     assert "outputSchema" not in tools[1]
     assert "nextCursor" not in response["result"]
+
+
+def test_tools_list_shows_a_title_when_given() -> None:
+    reg = Registry()
+    reg.register("t", "d", {"type": "object"}, lambda a: "ok", title="Search skills")
+    response = Server(reg).handle(request("tools/list"))
+    assert response is not None
+    assert response["result"]["tools"] == [
+        {
+            "name": "t",
+            "title": "Search skills",
+            "description": "d",
+            "inputSchema": {"type": "object"},
+        }
+    ]
 
 
 def test_tools_list_accepts_an_empty_cursor_and_refuses_a_foreign_one(server: Server) -> None:
@@ -607,6 +633,7 @@ def test_dump_line_is_one_utf8_safe_line() -> None:
     line.encode("utf-8")  # lone surrogate escaped, not emitted raw
     assert json.loads(line) == {"text": "a\nb\u2028c\u2029d\u0085e — ü", "lone": "\ud800"}
     assert "—" in dump_line({"t": "—"})  # UTF-8 kept when it can be
+    assert dump_line({"t": "a\u2028b\u0085"}) == '{"t":"a\\u2028b\\u0085"}'
 
 
 def test_unserialisable_result_still_answers_the_id(
@@ -617,6 +644,19 @@ def test_unserialisable_result_still_answers_the_id(
     assert reply is not None
     assert json.loads(reply)["error"]["code"] == INTERNAL_ERROR
     assert json.loads(reply)["id"] == 11
+
+
+def test_unserialisable_batch_answer_still_answers_every_id(
+    server: Server, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.handle(request("initialize", {"protocolVersion": "2025-03-26"}))
+    monkeypatch.setitem(server._methods, "tools/list", lambda params: {"bad": {1, 2}})
+    reply = server.handle_line(json.dumps([request("ping", rid=1), request("tools/list", rid=2)]))
+    answers = json.loads(reply or "")
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [
+        (1, INTERNAL_ERROR),
+        (2, INTERNAL_ERROR),
+    ]
 
 
 # --------------------------------------------------------------------------- serve()
@@ -666,6 +706,28 @@ def test_serve_on_text_streams() -> None:
     out = io.StringIO()
     Server(make_registry()).serve(io.StringIO(json.dumps(request("ping", rid=1)) + "\n"), out)
     assert out.getvalue() == '{"jsonrpc":"2.0","id":1,"result":{}}\n'
+
+
+class _StrOnlyWriter:
+    """A text sink that is no io.TextIOBase (like some wrapped streams)."""
+
+    def __init__(self) -> None:
+        self.parts: List[str] = []
+
+    def write(self, data: Any) -> int:
+        if not isinstance(data, str):
+            raise TypeError("write() argument must be str")
+        self.parts.append(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_serve_adapts_to_a_text_sink_of_unknown_kind() -> None:
+    out = _StrOnlyWriter()
+    Server(Registry()).serve(io.BytesIO(json.dumps(request("ping", rid=1)).encode() + b"\n"), out)  # type: ignore[arg-type]
+    assert out.parts == ['{"jsonrpc":"2.0","id":1,"result":{}}\n']
 
 
 def test_serve_exits_on_eof_without_output() -> None:

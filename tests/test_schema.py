@@ -198,6 +198,11 @@ def test_json_type_names(value: Any, name: str) -> None:
     assert json_type(value) == name
 
 
+def test_unknown_type_names_match_nothing_and_odd_values_still_get_a_message() -> None:
+    assert validate("x", {"type": "text"}) == ["$: expected text, got string"]
+    assert validate({1, 2}, {"enum": ["a"]}) == ['$: expected one of "a", got set']
+
+
 def test_check_schema_accepts_the_subset_and_annotations() -> None:
     assert check_schema(SEARCH) == []
     annotated = {
