@@ -401,3 +401,68 @@ def test_cache_keeps_batches_embedded_before_a_failure(
     resumed = cache.embed(texts, config=config, env={})
     assert isinstance(resumed, EmbedResult) and resumed.sent == 2
     assert openai_server.inputs()[-1] == ["t3", "t4"]
+
+
+# --------------------------------------------------------------------------- response parsing
+
+
+@pytest.mark.parametrize(
+    "payload, reason",
+    [
+        ({"data": "nope"}, "unexpected response from OpenAI: no 'data' list"),
+        ([1, 2], "unexpected response from OpenAI: no 'data' list"),
+        ({"data": [1]}, "unexpected response from OpenAI: a data item is not an object"),
+        ({"data": [{"embedding": [1.0], "index": 3}]}, "OpenAI returned a bad or repeated index 3"),
+        ({"data": [{"embedding": ["a"], "index": 0}]}, "not a list of numbers"),
+        ({"data": [{"embedding": [True], "index": 0}]}, "not a list of numbers"),
+        ({"data": [{"embedding": [], "index": 0}]}, "not a list of numbers"),
+        ({"data": [{"embedding": "%%%", "index": 0}]}, "not a list of numbers"),
+        ({"data": [{"embedding": [0.0, 0.0], "index": 0}]}, "a zero or non-finite vector"),
+    ],
+)
+def test_parse_rejects_bad_responses(payload: object, reason: str) -> None:
+    import json
+
+    result = E._parse(json.dumps(payload).encode(), 1, EmbedConfig("openai", "m"))
+    assert isinstance(result, EmbedFailure) and reason in result.reason
+
+
+def test_parse_accepts_base64_float32_and_missing_index() -> None:
+    import base64
+    import json
+
+    blob = base64.b64encode(E.pack([3.0, 4.0])).decode()
+    payload = {"data": [{"embedding": blob}, {"embedding": [0.0, 2.0]}], "model": "x"}
+    result = E._parse(json.dumps(payload).encode(), 2, EmbedConfig("openai", "m"))
+    assert result == ([[0.6, 0.8], [0.0, 1.0]], "x")
+    assert list(E.unpack(E.pack([1.5, -2.0]))) == [1.5, -2.0]
+
+
+def test_retry_after_parsing() -> None:
+    assert E._retry_after(None) is None
+    assert E._retry_after(" 2.5 ") == 2.5
+    assert E._retry_after("-3") == 0.0
+    assert E._retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None
+    assert E._retry_after("inf") is None
+
+
+def test_retry_after_is_capped(openai_server: StubEmbedServer, waits: List[float]) -> None:
+    openai_server.script = ["429", "ok"]
+    original = openai_server._send
+
+    def slow_retry(h, status, payload, headers=None):  # type: ignore[no-untyped-def]
+        if status == 429:
+            headers = {"retry-after": "3600"}
+        original(h, status, payload, headers)
+
+    openai_server._send = slow_retry  # type: ignore[method-assign]
+    assert isinstance(embed(["x"], config=compat(openai_server), env={}), EmbedResult)
+    assert waits == [E.MAX_RETRY_AFTER_SECONDS]
+
+
+def test_bad_input_type_is_a_caller_bug() -> None:
+    with pytest.raises(ValueError, match="input_type"):
+        embed(["x"], config=EmbedConfig("hash", "hash-v1"), input_type="passage")
+    assert embed([], config=EmbedConfig("hash", "hash-v1")) == EmbedResult(
+        [], E.model_id(EmbedConfig("hash", "hash-v1")), 256
+    )
