@@ -7,11 +7,13 @@ more `@registry.tool(...)` here — the protocol code in `core.mcp` never change
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
 from typing import Any, Dict, List
 
 from boost_cli.core import discover, entries, registry, search
 from boost_cli.core.errors import NoTapsError
-from boost_cli.core.mcp import Registry, Server, ToolResult, serve_stdio
+from boost_cli.core.mcp import Registry, Server, ToolResult
 
 SEARCH_INPUT = {
     "type": "object",
@@ -198,6 +200,13 @@ def _compact(record: Dict[str, Any]) -> Dict[str, Any]:
     return {k: record[k] for k in keep if k in record}
 
 
+INSTRUCTIONS = (
+    "boost finds AI-agent skills, rules and workflows for a task. Call boost_search with the task "
+    "in plain language, then boost_get_skill with the chosen id (TAP:NAME) to read and apply it."
+)
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
-    serve_stdio(Server(build_registry()))
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="boost mcp: %(levelname)s %(message)s")
+    Server(build_registry(), instructions=INSTRUCTIONS).serve_stdio()
     return 0
