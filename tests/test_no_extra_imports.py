@@ -1,0 +1,106 @@
+"""boost runs on the standard library alone: importing every module, and running a tap and a
+lexical search, load nothing outside the stdlib; dense/embed never even try sqlite_vec or numpy
+at import time (only a dense query or build may, and both work without them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.skipif(
+    sys.version_info < (3, 10), reason="sys.stdlib_module_names needs Python 3.10+"
+)
+
+_SCRIPT = r"""
+import importlib, io, json, pkgutil, sys
+from contextlib import redirect_stdout, redirect_stderr
+
+baseline = set(sys.modules)  # site, the editable-install finder and friends
+attempts = []
+
+
+class Recorder:
+    def find_spec(self, name, path=None, target=None):
+        attempts.append(name.partition(".")[0])
+        return None
+
+
+sys.meta_path.insert(0, Recorder())
+
+
+def outside(names):
+    return sorted(
+        {n.partition(".")[0] for n in names}
+        - set(sys.stdlib_module_names)
+        - {"boost_cli", "__main__"}
+    )
+
+
+import boost_cli
+import boost_cli.core.dense, boost_cli.core.embed, boost_cli.core.fusion
+optional_tried = sorted({"sqlite_vec", "numpy"} & set(attempts))
+modules = [
+    m.name
+    for m in pkgutil.walk_packages(boost_cli.__path__, "boost_cli.")
+    if not m.name.endswith("__main__")
+]
+for name in modules:
+    importlib.import_module(name)
+after_import = outside(set(sys.modules) - baseline)
+
+from boost_cli.cli import main
+
+codes = []
+sink = io.StringIO()
+
+
+def run(argv):
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse: report the code instead of dying silently
+        return exc.code
+
+
+with redirect_stdout(sink), redirect_stderr(sink):
+    codes.append(run(["tap", sys.argv[1], "--name", "ex"]))
+    codes.append(run(["search", "test my react app", "--engine", "lexical", "--json"]))
+    codes.append(run(["search", "fill a pdf form", "--no-rerank", "--explain"]))
+after_search = outside(set(sys.modules) - baseline)
+print(json.dumps({
+    "modules": len(modules),
+    "optional_tried": optional_tried,
+    "after_import": after_import,
+    "after_search": after_search,
+    "codes": codes,
+    "output": sink.getvalue()[-2000:],
+}))
+"""
+
+
+def test_only_the_stdlib_is_imported(example_repo: Path, tmp_path: Path) -> None:
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("BOOST_", "VOYAGE_", "OPENAI_"))
+    }
+    env.update({"BOOST_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, str(example_repo)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=str(tmp_path),
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["modules"] >= 20
+    assert out["optional_tried"] == []
+    assert out["after_import"] == []
+    assert out["codes"] == [0, 0, 0], out["output"]
+    assert out["after_search"] == []
