@@ -312,6 +312,16 @@ def test_chunk_unit_one_vector_per_chunk_hits_per_entry(tmp_path: Path, store: P
     assert "topicbeta" in hits[0].snippet
 
 
+def test_chunk_unit_widens_when_one_entry_crowds_the_nearest(tmp_path: Path, store: Path) -> None:
+    sections = "\n\n".join(f"## Part {i}\n\n" + "kubernetes pods " * 80 for i in range(12))
+    crowd = skill("k8s-guide", "Kubernetes", sections)
+    tap = make_tap(tmp_path, "gamma", {**BETA, "skills/k8s/SKILL.md": crowd}, "g1")
+    report = build_dense([tap], config=HASH, path=store, unit="chunk")
+    assert report.texts >= 12
+    hits = DenseIndex(HASH, path=store).query("kubernetes pods", k=2)
+    assert len(hits) == 2 and names(hits)[0] == "gamma:k8s-guide"
+
+
 # --------------------------------------------------------------------------- egress
 
 

@@ -66,7 +66,8 @@ UNITS = ("entry", "chunk")
 BACKENDS = ("auto", "flat", "sqlite-vec")
 ENTRY_BODY_CHARS = 800  # the body excerpt embedded with name + description ("entry" unit)
 SNIPPET_CHARS = 300
-CHUNKS_PER_HIT = 4  # with the chunk unit, ask the index for k * this many vectors
+CHUNKS_PER_HIT = 4  # with the chunk unit, ask the index for k * this many vectors first
+MAX_KNN = 4096  # sqlite-vec's largest k
 QUERY_TIMEOUT = 15.0
 QUERY_TRIES = 2
 
@@ -900,9 +901,15 @@ class DenseIndex:
                 f"with {served!r}",
                 "run 'boost reindex --dense --force' to re-embed",
             )
-        per_entry = CHUNKS_PER_HIT if meta.get("unit") == "chunk" else 1
-        nearest = store.knn(outcome.vectors[0], k * per_entry, kind)
-        return _hits(store.conn, nearest, k)
+        # Chunk unit: an entry with many matching chunks can crowd the first k * 4 vectors,
+        # so widen until k distinct entries are found or every vector has been seen.
+        wanted = k * (CHUNKS_PER_HIT if meta.get("unit") == "chunk" else 1)
+        while True:
+            nearest = store.knn(outcome.vectors[0], wanted, kind)
+            hits = _hits(store.conn, nearest, k)
+            if len(hits) >= k or len(nearest) < wanted or wanted >= MAX_KNN:
+                return hits
+            wanted = min(wanted * 4, MAX_KNN)
 
 
 def _hits(conn: sqlite3.Connection, nearest: Sequence[Tuple[int, float]], k: int) -> List[Hit]:
