@@ -24,7 +24,8 @@ unambiguous (strict parsers such as PyYAML reject each of these; about one file 
 nine of the reference corpus needs one):
 
 * after ``key:`` a plain value runs to the end of the line, colons included
-  (``description: Use when: the user asks``), and so do its continuation lines;
+  (``description: Use when: the user asks``), and so do its continuation lines —
+  an indented line under a plain value is text even if it looks like ``key: value``;
 * a value that starts with ``*``, ``&``, ``!``, ``%``, ``@`` or a backtick is a plain
   string (``globs: **/*.ts``) — anchors, aliases and tags are not supported;
 * a quoted string or flow collection that closes and is followed by more text on the
@@ -240,9 +241,9 @@ _BOOLS = {"true": True, "yes": True, "false": False, "no": False}
 
 def _resolve(text: str) -> Any:
     """The value of a plain (unquoted) scalar: None, bool, int, float or the string."""
-    if not text or text == "~" or text.lower() == "null":
-        return None
     low = text.lower()
+    if not text or text == "~" or low == "null":
+        return None
     if low in _BOOLS:
         return _BOOLS[low]
     first = text[0]
@@ -683,6 +684,12 @@ def _key_end(line: str, col: int) -> Optional[Tuple[str, int]]:
     return (key, k + 1) if key else None
 
 
+def _preview(line: str, size: int = 40) -> str:
+    """The start of a line for an error message."""
+    text = line.strip()
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
 def _parse_node(src: _Src, i: int, col: int, parent_indent: int, depth: int) -> Tuple[int, Any]:
     """The block node at (i, col) — the start of a line's content, or the text after
     ``- ``: a list, a map, or a scalar continued by lines indented past ``parent_indent``."""
@@ -794,7 +801,7 @@ def _parse_entry(src: _Src, i: int, col: int, indent: int, depth: int) -> Tuple[
         raise _err(
             src,
             i,
-            f"expected 'key: value', found {line.strip()[:40]!r}",
+            f"expected 'key: value', found {_preview(line)!r}",
             "write 'key: value', indent continuation text under its key, or quote the value",
         )
     key, vcol = found
