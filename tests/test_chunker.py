@@ -244,18 +244,21 @@ def test_fence_noise_dropped_from_score_text_kept_in_text() -> None:
         "npm run test -- --coverage\n"
         "# sha 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n"
         "TOKEN=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0\n"
-        "```\n\n"
-        "| col | other |\n|-----|-------|\n| a | b |\n\n"
+        "| col | other |\n|-----|-------|\n"
         "==========\n"
+        "```\n\n"
+        "| prose | table |\n|-------|-------|\n"
     )
     [c] = chunks_of(body)
     assert c.text == body.strip()
     s = c.score_text
-    assert "```" not in s and "|-----|" not in s and "====" not in s
+    assert "```" not in s
     assert "9f86d081884c7d659a2feaa0" not in s
     assert "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" not in s
+    assert "|-----|" not in s and "====" not in s
     for kept in ("bash", "npm", "run", "test", "coverage", "TOKEN", "col", "other", "checks"):
         assert kept in s
+    assert s.endswith("| prose | table |\n|-------|-------|"), "prose is left alone"
 
 
 @pytest.mark.parametrize(

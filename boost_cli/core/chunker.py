@@ -2,35 +2,40 @@
 
 Pure functions over strings; no I/O.
 
-How a body is cut (``target`` characters per chunk, ~1000 by default):
+How a body is cut (``target`` characters per chunk, 1000 by default):
 
-* Boundaries are ranked: an ATX heading (``#`` .. ``######`` outside code fences)
-  is the strongest; then a paragraph start (after a blank line, or a code fence
-  opening/closing); then any line start outside a code fence; then a blank line
-  inside a fence; then any line inside a fence; then a sentence end; then
-  whitespace; as a last resort a hard cut.
-* A chunk ends at the first heading once it holds at least ``target // 4``
-  characters, so sections are not mixed; smaller sections in a row are packed
-  together (their chunk's heading path is the common prefix of theirs).
-* Otherwise a chunk ends at the *furthest* boundary of the strongest rank between
-  ``target // 2`` and ``target`` characters; so code fences and paragraphs are
-  kept whole whenever one fits. A remainder up to ``target // 4`` past the
-  target is absorbed rather than left as a scrap chunk.
-* A chunk continuing a section starts ~``overlap`` characters before the end of
-  the previous one, at a word boundary. A chunk that starts at a heading has no
-  overlap: the heading is its context.
-* At most ``max_chunks`` chunks per body. The rest of a very long file is
-  dropped: a cost cap (the index grows linearly with chunks), and the first 40 KB
-  of a skill say what it is for.
+* Headings first. An ATX heading (``#`` .. ``######``, up to 3 spaces of indent,
+  not inside a code fence) ends a chunk once the chunk holds ``target // 4``
+  characters. Smaller sections in a row are packed into one chunk, whose heading
+  path is the common prefix of theirs, unless they would then have to share a
+  chunk with part of a long section: then they stay a chunk of their own.
+* Inside a section too long for one chunk (``target + target // 4``), the cut is
+  the *furthest* line start of the strongest rank between ``target // 2`` and
+  ``target`` characters in: paragraph start outside code fences (after a blank
+  line, at a fence's opening line, after its closing line), then any line outside
+  fences, then a blank line inside a fence, then any line inside a fence. If only
+  in-fence cuts are in reach, an earlier cut outside fences is taken instead, so a
+  fence is split only when it is itself too long. A paragraph with no line
+  break in reach is cut after a sentence, else at whitespace, else hard.
+* A chunk that continues a section starts ~``overlap`` characters before the end
+  of the previous one (at most half of it), at a word start. A chunk that starts
+  at a heading has no overlap: the heading is its context.
+* At most ``max_chunks`` chunks per body; the rest of a very long file is
+  dropped. This is a cap on cost (the index grows with chunks); 40 chunks is
+  ~25-40 KB, and a skill says what it is for long before that.
 
 ``text`` is the exact slice ``body[start:end]`` (leading blank lines and trailing
-whitespace trimmed). ``score_text`` is ``text`` without noise, measured on the
-corpus: code-fence markers (the info string, e.g. ``python``, is kept), runs of
-3+ punctuation characters (table rules ``|---|``, ``=====``, box-drawing trees,
-``-->``), hex runs of 16+ digits (hashes, keys), base64-like runs of 20+
-characters that mix upper case, lower case and digits (JWTs, data URIs, keys),
-and alphanumeric runs longer than 40 characters. Identifiers and words inside
-code are kept: they are what people search for.
+whitespace trimmed; indentation kept), fences and all, for display.
+``score_text`` is the same passage with the *noise inside code fences* replaced
+by a space -- what we saw in the corpus's code blocks: the fence markers
+themselves (the info string, e.g. ``python``, is kept), punctuation-only tokens
+of 3+ characters (``|---|``, ``====``, ``-->``, ``├──`` trees), and inside
+tokens of 16+ characters, runs of 3+ punctuation characters (``://``), hex runs
+of 16+ digits (hashes, keys), base64-like runs of 20+ characters that mix upper
+case, lower case and digits (JWTs, data URIs, keys), and alphanumeric runs longer
+than 40 characters. Identifiers and words inside code are kept: they are what
+people search for. Prose is left as it is: the tokenizer already ignores
+punctuation, and cleaning it too would double the cost of chunking.
 """
 
 from __future__ import annotations
@@ -64,6 +69,8 @@ _INNER_NOISE_RE = re.compile(r"[^\w\s]{3,}|(?<![\w+/-])(?P<run>[\w+/-]{16,}={0,2
 _HEX_RE = re.compile(r"(?:0[xX])?[0-9a-fA-F]{16,}")
 _B64_RE = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 _LONG_ALNUM_RE = re.compile(r"[^\W_]{41,}")
+_DIGIT_RE = re.compile(r"[0-9]")
+_TITLE_MARKUP_RE = re.compile(r"[#\[*_`]")
 
 
 def _drop_long(m: re.Match[str]) -> str:
@@ -81,22 +88,26 @@ def _drop_noise(m: re.Match[str]) -> str:
         return " "
     if _HEX_RE.fullmatch(s):
         return " "
-    if (
-        _B64_RE.fullmatch(s)
-        and any(c.isdigit() for c in s)
-        and any(c.isupper() for c in s)
-        and any(c.islower() for c in s)
-    ):
+    # base64: mixes upper case, lower case and digits (identifiers rarely do all three)
+    if s != s.lower() and s != s.upper() and _DIGIT_RE.search(s) and _B64_RE.fullmatch(s):
         return " "
     return _LONG_ALNUM_RE.sub(" ", s) if len(s) > 40 else s
 
 
-def clean_score_text(text: str) -> str:
-    """``text`` with code-fence noise dropped (see the module docstring)."""
-    return _NOISE_RE.sub(_drop_long, text)
+def clean_score_text(code: str) -> str:
+    """``code`` (a fenced block, markers included) with its noise dropped.
+
+    See the module docstring for what counts as noise.
+    """
+    return _NOISE_RE.sub(_drop_long, code)
 
 
 def _heading_title(raw: Optional[str]) -> str:
+    """A heading's text without closing hashes, link targets and emphasis marks."""
+    if raw is None:
+        return ""
+    if _TITLE_MARKUP_RE.search(raw) is None:
+        return raw.strip()
     title = _CLOSING_HASHES_RE.sub("", (raw or "").strip())
     title = _LINK_RE.sub(r"\1", title)
     return title.strip().strip("*_`").strip()
@@ -128,6 +139,7 @@ class _Layout:
         self.sections: List[Tuple[int, Tuple[str, ...]]] = [(0, ())]
         self.fence_opens: List[int] = []
         self.fence_closes: List[int] = []
+        self.fence_ends: List[int] = []  # end of the closing line (before its newline)
         m = _NONSPACE_RE.search(body)
         self.first_text = -1 if m is None else body.rfind("\n", 0, m.start()) + 1
         stack: List[Tuple[int, str]] = []
@@ -141,6 +153,7 @@ class _Layout:
                 if mark[0] == fence_char and len(mark) >= fence_len and line.strip() == mark:
                     fence_char = ""
                     self.fence_closes.append(pos)
+                    self.fence_ends.append(n if nl < 0 else nl)
                 continue
             if mark[0] in "`~":
                 info = line.lstrip(" \t")[len(mark) :]
@@ -164,6 +177,7 @@ class _Layout:
                 self.sections.append((pos, path))
         if fence_char:
             self.fence_closes.append(n)
+            self.fence_ends.append(n)
         self._section_starts = [start for start, _ in self.sections]
 
     def next_heading(self, after: int) -> Optional[int]:
@@ -177,6 +191,24 @@ class _Layout:
         if i and self.headings[i - 1] > after:
             return self.headings[i - 1]
         return None
+
+    def score_text(self, start: int, end: int) -> str:
+        """``body[start:end]`` with the noise of the code fences in it dropped."""
+        body = self.body
+        k = bisect.bisect_right(self.fence_ends, start)
+        if k == len(self.fence_opens) or self.fence_opens[k] >= end:
+            return body[start:end]
+        parts = []
+        cur = start
+        while k < len(self.fence_opens) and self.fence_opens[k] < end:
+            lo = max(self.fence_opens[k], cur)
+            hi = min(self.fence_ends[k], end)
+            parts.append(body[cur:lo])
+            parts.append(clean_score_text(body[lo:hi]))
+            cur = hi
+            k += 1
+        parts.append(body[cur:end])
+        return "".join(parts)
 
     def _in_fence(self, pos: int) -> bool:
         """True when the line starting at ``pos`` is inside a fence (closing line included)."""
@@ -354,7 +386,7 @@ def chunk_body(
                     index=len(chunks),
                     heading=layout.heading_path(max(s, core), e),
                     text=text,
-                    score_text=clean_score_text(text),
+                    score_text=layout.score_text(s, e),
                     start=s,
                     end=e,
                 )
