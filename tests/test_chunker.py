@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import List
 
 import pytest
@@ -271,8 +273,6 @@ def test_fence_noise_dropped_from_score_text_kept_in_text() -> None:
     ],
 )
 def test_identifiers_and_paths_survive_cleaning(text: str) -> None:
-    import re
-
     words = set(re.findall(r"[A-Za-z]{3,}", text))
     assert words <= set(re.findall(r"[A-Za-z]{3,}", clean_score_text(text)))
 
@@ -339,7 +339,7 @@ _pieces = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     parts=st.lists(_pieces, max_size=80),
     target=st.integers(min_value=100, max_value=600),
@@ -386,3 +386,28 @@ def test_context_prefix_caps_description_at_a_word() -> None:
 
 def test_context_prefix_collapses_whitespace() -> None:
     assert context_prefix("n", "line one\n  line two", ()) == "n. line one line two"
+
+
+# --- real corpus (skipped when /work/shared is absent) ------------------------------------
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+_FRONTMATTER = re.compile(r"\A---\r?\n.*?\r?\n---[ \t]*\r?\n", re.DOTALL)
+_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)[\w+-]*[ \t]*\r?$", re.MULTILINE)
+
+
+@pytest.mark.corpus
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="needs ../shared/corpus")
+def test_invariants_on_a_sample_of_the_real_corpus() -> None:
+    files = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".md", ".mdc"))[::25]
+    assert len(files) > 100
+    for path in files:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        body = _FRONTMATTER.sub("", raw, count=1)
+        chunks = chunks_of(body)
+        assert_round_trip(body, chunks)
+        assert all(len(c.text) <= TARGET + SLACK for c in chunks), path
+        assert all(a.start < b.start and a.end < b.end for a, b in zip(chunks, chunks[1:]))
+        if len(chunks) < 40:
+            assert_covers(body, chunks)
+        fence_lines = [c for c in chunks if _FENCE_LINE.search(c.score_text)]
+        assert fence_lines == [], path
