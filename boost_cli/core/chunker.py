@@ -108,7 +108,7 @@ def _heading_title(raw: Optional[str]) -> str:
         return ""
     if _TITLE_MARKUP_RE.search(raw) is None:
         return raw.strip()
-    title = _CLOSING_HASHES_RE.sub("", (raw or "").strip())
+    title = _CLOSING_HASHES_RE.sub("", raw.strip())
     title = _LINK_RE.sub(r"\1", title)
     return title.strip().strip("*_`").strip()
 
@@ -129,8 +129,9 @@ class _Layout:
     eagerly; line and paragraph boundaries are ranked lazily, inside the few
     windows where a section is too long to be one chunk. ``sections`` are
     (start, heading path), sorted, the first at 0; ``headings`` the starts of
-    heading lines; ``fences`` the (opening line start, closing line start) of
-    each code fence (``len(body)`` when it is never closed).
+    heading lines; for the k-th code fence, ``fence_opens[k]`` is the start of its
+    opening line, ``fence_closes[k]`` the start of its closing line and
+    ``fence_ends[k]`` the end of it (both ``len(body)`` when it is never closed).
     """
 
     def __init__(self, body: str) -> None:
@@ -274,9 +275,11 @@ class _Layout:
 
     def heading_path(self, start: int, end: int) -> Tuple[str, ...]:
         """The common heading path of every section that [start, end) touches."""
+        sections = self.sections
         i = bisect.bisect_right(self._section_starts, start) - 1
-        path = self.sections[i][1]
-        for sec_start, other in self.sections[i + 1 :]:
+        path = sections[i][1]
+        for j in range(i + 1, len(sections)):
+            sec_start, other = sections[j]
             if sec_start >= end:
                 break
             k = 0
