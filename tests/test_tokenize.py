@@ -108,3 +108,16 @@ def test_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(tokmod._CACHE) <= 3
     assert tokenize("alpha beta") == ["alpha", "beta"]
     tokmod._CACHE.clear()
+
+
+def test_long_text_in_pieces_matches_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokmod, "_PIECE", 50)
+    text = (
+        "Testing jest-runner mocks\n" * 5
+        + "x" * 120  # a run with no separator across several pieces
+        + " connection_pool " * 10
+        + "y" * 30
+        + "-z" * 40
+    )
+    assert tokenize(text) == tokmod._tokenize_piece(text)
+    assert tokenize(text[:49]) == tokmod._tokenize_piece(text[:49])
