@@ -21,8 +21,10 @@ nDCG@10 0.4285): also emitting the parts of lower-first identifiers
 JavaScript with java and TypeScript with type, and of a PascalCase query word
 counting three times. Kept simple until the chunk index says otherwise.
 
-Speed: one compiled ``findall`` over the lowercased text, then one dict look-up
-per token in a cache that maps a raw token to its term ("" when dropped).
+Speed: one compiled ``findall`` over the lowercased text (64 K characters at a
+time), then one dict look-up per token in a cache that maps a raw token to its
+term ("" when dropped). Measured: the 80.7 MB corpus in one string, 4.1 s CPU
+(~20 MB/s) in a fresh process; the regex scan is most of it.
 """
 
 from __future__ import annotations
