@@ -146,6 +146,13 @@ def test_snippet_is_the_best_chunk_read_back_from_the_file(tmp_path: Path) -> No
     assert len(hit.snippet) < len(body) / 2
     assert hit.content_hash is not None and len(hit.content_hash) == 64
     assert query("flaky quarantine", snippets=False)[0].snippet == ""
+    # Each chunk's heading path is stored too (for tools that want it; queries do not).
+    (seg_file,) = (index_dir() / index.SEGMENTS).iterdir()
+    seg = index._Segment(seg_file)
+    (headings,) = seg.headings()
+    seg.c.close()
+    assert ["Big", "Flaky tests"] in headings
+    assert all(h[:1] == ["Big"] for h in headings)
 
 
 def test_snippet_of_non_ascii_and_non_utf8_files(tmp_path: Path) -> None:
@@ -524,6 +531,45 @@ def test_a_damaged_segment_is_rebuilt_by_the_next_build(tmp_path: Path) -> None:
     assert query("charts")[0].entry.name == "other"
 
 
+def test_concurrent_builds_leave_a_consistent_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    first = dedupe_taps(tmp_path)
+    second = [make_tap(tmp_path, "c", {"n/SKILL.md": "gradle builds\n"})]
+    real = index._segment_bytes
+    started = threading.Event()
+
+    def slow(snap: TapSnapshot, *args: object) -> object:
+        started.set()
+        time.sleep(0.05)
+        return real(snap, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "_segment_bytes", slow)
+    errors: List[BaseException] = []
+
+    def run(taps: List[TapSnapshot]) -> None:
+        try:
+            index.build(taps, workers=1)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    t1 = threading.Thread(target=run, args=(first,))
+    t1.start()
+    started.wait(5)
+    t2 = threading.Thread(target=run, args=(second,))
+    t2.start()
+    t1.join(10)
+    t2.join(10)
+    assert errors == []
+    reader = index.open_index()
+    assert reader is not None
+    reader.verify()
+    assert reader.commits == {"c": "c1"}  # the second build ran after the first
+    assert [h.entry.name for h in reader.query("gradle")] == ["n"]
+
+
 # --------------------------------------------------------------------------- damage
 
 
@@ -590,6 +636,37 @@ def test_damaged_postings_are_caught_by_verify_and_bounds(built: Path) -> None:
     assert reader is not None
     with pytest.raises(IndexError_, match="checksum mismatch"):
         reader.verify()
+
+
+def test_any_changed_byte_is_caught_by_verify(built: Path) -> None:
+    seg = next((built / index.SEGMENTS).glob("a-*.seg"))
+    good = seg.read_bytes()
+    c = index._Container(seg, index.SEGMENT_MAGIC)
+    c.verify()
+    c.close()
+    for at in range(index._HEAD.size, len(good), max(1, len(good) // 97)):
+        seg.write_bytes(good[:at] + bytes([good[at] ^ 0x20]) + good[at + 1 :])
+        with pytest.raises(IndexError_):
+            c = index._Container(seg, index.SEGMENT_MAGIC)
+            try:
+                c.verify()
+            finally:
+                c.close()
+    seg.write_bytes(good + b"\0" * 8)
+    c = index._Container(seg, index.SEGMENT_MAGIC)
+    with pytest.raises(IndexError_, match="at the end"):
+        c.verify()
+    c.close()
+
+
+def test_a_changed_digit_in_the_table_of_contents_is_caught_at_open(built: Path) -> None:
+    seg = next((built / index.SEGMENTS).glob("a-*.seg"))
+    data = seg.read_bytes()
+    at = data.index(b'"buckets":') + len(b'"buckets":')
+    digit = data[at : at + 1]
+    seg.write_bytes(data[:at] + (b"9" if digit != b"9" else b"8") + data[at + 1 :])
+    with pytest.raises(IndexError_, match="table of contents"):
+        index.open_index()
 
 
 def test_garbage_in_the_table_of_contents(built: Path) -> None:

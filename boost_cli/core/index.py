@@ -35,7 +35,6 @@ page-cache folios whole, touching a mapping inflates RSS by whole files).
 from __future__ import annotations
 
 import contextlib
-import heapq
 import json
 import math
 import os
@@ -57,6 +56,7 @@ from typing import (
     Callable,
     Dict,
     Iterable,
+    Iterator,
     List,
     Optional,
     Sequence,
@@ -103,7 +103,7 @@ _TERM_MAX_BYTES = 255  # the dictionary stores a term's length in one byte
 _NO_SPAN = 0xFFFFFFFF  # chunk_span byte offsets of a file that is not valid UTF-8
 _SPAN = struct.Struct("<5I")  # chunk_span row: start, end (characters), start, end (bytes), crc32
 _KIND_BITS = {k: 1 << i for i, k in enumerate(KINDS)}
-_HEAD = struct.Struct("<8sII")  # magic, format version, length of the table of contents
+_HEAD = struct.Struct("<8sIII")  # magic, format version, table of contents: length, CRC32
 _U32 = struct.Struct("<I")
 _U32X2 = struct.Struct("<II")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,80}")
@@ -124,7 +124,7 @@ class IndexParams:
     chunk_target: int = 1000
     chunk_overlap: int = 150
     max_chunks: int = 40
-    aggregation: str = "max"
+    aggregation: str = "max2"  # best on the dev eval set: see docs/benchmarks
 
     def validate(self) -> None:
         _check_aggregation(self.aggregation)
@@ -215,7 +215,7 @@ def _mismatch(found: object) -> IndexError_:
 
 # --------------------------------------------------------------------------- file container
 #
-# Every data file: header (magic, format version, TOC length), a JSON table of contents
+# Every data file: header (magic, format version, TOC length and CRC32), a JSON table of contents
 # {"meta": ..., "sections": {name: [offset, length, crc32]}}, then the sections, each
 # 8-byte aligned. Integers are little-endian `array` dumps, decoded with `frombytes`.
 
@@ -251,7 +251,7 @@ def _pack(magic: bytes, meta: Dict[str, Any], sections: Sequence[Tuple[str, byte
         table[name] = [pos, len(data), zlib.crc32(data)]
         pos += len(data) + (-len(data) % 8)
     toc = _dumps({"meta": meta, "sections": table})
-    head = _HEAD.pack(magic, FORMAT_VERSION, len(toc)) + toc
+    head = _HEAD.pack(magic, FORMAT_VERSION, len(toc), zlib.crc32(toc)) + toc
     head += b"\0" * (-len(head) % 8)
     parts = [head]
     for _, data in sections:
@@ -287,15 +287,18 @@ class _Container:
         try:
             self.size = os.fstat(self.fh.fileno()).st_size
             head = self.read_at(0, _HEAD.size)
-            got_magic, version, toc_len = _HEAD.unpack(head)
+            got_magic, version, toc_len, toc_crc = _HEAD.unpack(head)
             if got_magic != magic:
                 raise _damaged(f"{name} has a bad header")
             if version != FORMAT_VERSION:
                 raise _mismatch(version)
-            data_start = _HEAD.size + toc_len
-            data_start += -data_start % 8
+            self.toc_end = _HEAD.size + toc_len
+            data_start = self.data_start = self.toc_end + (-self.toc_end % 8)
+            raw_toc = self.read_at(_HEAD.size, toc_len) if self.toc_end <= self.size else b""
+            if len(raw_toc) != toc_len or zlib.crc32(raw_toc) != toc_crc:
+                raise _damaged(f"{name} has a bad table of contents")
             try:
-                toc = json.loads(self.read_at(_HEAD.size, toc_len))
+                toc = json.loads(raw_toc)
                 self.meta: Dict[str, Any] = toc["meta"]
                 self.sections: Dict[str, Tuple[int, int, int]] = {
                     k: (data_start + int(v[0]), int(v[1]), int(v[2]))
@@ -349,9 +352,20 @@ class _Container:
         return self.read_at(span[0] + start, end - start)
 
     def verify(self) -> None:
-        """Check every section's CRC32."""
-        for name in self.sections:
-            self.read(name, check=True)
+        """Check every byte: each section's CRC32, and zeros in the padding between them."""
+        data = self.read_at(0, self.size)
+        pos = self.data_start
+        if data[self.toc_end : pos].strip(b"\0"):
+            raise _damaged(f"{self.path.name}: garbage after the table of contents")
+        for name, (off, length, crc) in sorted(self.sections.items(), key=lambda x: x[1]):
+            if off < pos or data[pos:off].strip(b"\0"):
+                raise _damaged(f"{self.path.name}: garbage before section {name}")
+            if zlib.crc32(data[off : off + length]) != crc:
+                raise _damaged(f"{self.path.name}: checksum mismatch in {name}")
+            pos = off + length
+        end = pos + (-pos % 8)
+        if end != self.size or data[pos:end].strip(b"\0"):
+            raise _damaged(f"{self.path.name}: unexpected bytes at the end")
 
 
 # --------------------------------------------------------------------------- segments
@@ -428,7 +442,7 @@ def _segment_bytes(
     c_hash: List[bytes] = []
     c_entries: List[List[Dict[str, Any]]] = []
     c_records: List[Dict[str, Any]] = []
-    c_headings: List[bytes] = []
+    c_headings: List[List[List[str]]] = []
     chunk_span = array("I")
     c_kinds = bytearray()
     c_first = array("I", [0])
@@ -504,7 +518,7 @@ def _segment_bytes(
                 chunk_span.extend((start, end, _NO_SPAN, _NO_SPAN, 0))
             headings.append(list(heading))
         c_records.append({"size": len(data), "crc32": zlib.crc32(data)})
-        c_headings.append(_dumps(headings))
+        c_headings.append(headings)
         c_first.append(len(chunk_dl))
 
     # Term dictionary: rows sorted by (hash bucket, term); a bucket → byte-range table.
@@ -525,7 +539,10 @@ def _segment_bytes(
         bucket_bytes[bucket_of[i]] += len(row)
     flat = list(chain.from_iterable(lists))
     id_code = "H" if len(chunk_dl) <= 0x10000 else "I"
-    content_json = [_dumps({**rec, "entries": en}) for rec, en in zip(c_records, c_entries)]
+    # Records are read one at a time (only the hits'), so each is compressed on its own.
+    content_json = [
+        zlib.compress(_dumps({**rec, "entries": en}), 6) for rec, en in zip(c_records, c_entries)
+    ]
     sections = [
         ("dict_buckets", _le(array("I", accumulate(bucket_bytes, initial=0)))),
         ("dict_rows", b"".join(rows)),
@@ -540,8 +557,7 @@ def _segment_bytes(
         ("content_hash", b"".join(c_hash)),
         ("content_off", _le(array("I", accumulate(map(len, content_json), initial=0)))),
         ("content_json", b"".join(content_json)),
-        ("heading_off", _le(array("I", accumulate(map(len, c_headings), initial=0)))),
-        ("heading_json", b"".join(c_headings)),
+        ("headings", zlib.compress(_dumps(c_headings), 6)),
     ]
     meta = {
         "kind": "segment",
@@ -639,8 +655,8 @@ class _Segment:
         """Content ``j``'s record: its entries (dicts), and its file's size and CRC32."""
         a, b = _U32X2.unpack(self.c.slice(self._coff, 4 * j, 4 * j + 8))
         try:
-            rec = json.loads(self.c.slice(self._cjson, a, b))
-        except ValueError as exc:
+            rec = json.loads(zlib.decompress(self.c.slice(self._cjson, a, b)))
+        except (ValueError, zlib.error) as exc:
             raise _damaged(f"{self.c.path.name}: bad content record") from exc
         if not isinstance(rec, dict):
             raise _damaged(f"{self.c.path.name}: bad content record")
@@ -650,6 +666,16 @@ class _Segment:
         """Local chunk ``chunk``'s (start, end) in characters, (start, end) in bytes, CRC32."""
         a, b, bs, be, crc = _SPAN.unpack(self.c.slice(self._cspan, 20 * chunk, 20 * chunk + 20))
         return a, b, bs, be, crc
+
+    def headings(self) -> List[List[List[str]]]:
+        """Per content, per chunk, the heading path the chunk sits under (not used by queries)."""
+        try:
+            value = json.loads(zlib.decompress(self.c.read("headings")))
+        except (ValueError, zlib.error) as exc:
+            raise _damaged(f"{self.c.path.name}: bad headings") from exc
+        if not isinstance(value, list):
+            raise _damaged(f"{self.c.path.name}: bad headings")
+        return value
 
     def content_hash(self, j: int) -> str:
         return self.c.slice(self._chash, 32 * j, 32 * j + 32).hex()
@@ -830,6 +856,39 @@ def build(
     segment builds. ``workers``: processes for segment builds (None: 2 when there is
     enough work and a second CPU, else 1).
     """
+    root = index_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    with _build_lock(root):
+        return _build(snapshots, force, params, use_prefix, progress, workers)
+
+
+@contextlib.contextmanager
+def _build_lock(root: Path) -> Iterator[None]:
+    """One build at a time per index, so no build deletes files another is about to publish.
+
+    A POSIX advisory lock; where there is none (Windows) builds are not serialised.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(root / ".lock", "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _build(
+    snapshots: Sequence[TapSnapshot],
+    force: bool,
+    params: Optional[IndexParams],
+    use_prefix: bool,
+    progress: Optional[Callable[[str, int, int], None]],
+    workers: Optional[int],
+) -> BuildReport:
     from boost_cli.core.atomic import write_bytes, write_json
 
     t0 = time.perf_counter()
@@ -1090,12 +1149,12 @@ class _State:
         self.tap_index = {t: i for i, t in enumerate(self.tap_names)}
         self.chunk_content = m.ints("chunk_content", "I")
         self.chunk_live = m.read("chunk_live")
-        self._cfirst = m.span("content_first")
-        self._ckinds = m.span("content_kinds")
-        self.n_contents = self._ckinds[1]
+        self.content_first = m.ints("content_first", "I")
+        self.content_kinds = m.read("content_kinds")
         if (
             len(self.chunk_live) != len(self.chunk_content)
-            or self._cfirst[1] != 4 * (self.n_contents + 1)
+            or len(self.content_first) != len(self.content_kinds) + 1
+            or self.content_first[-1] != len(self.chunk_content)
             or self.chunk_live.count(1) != self.n
         ):
             raise _damaged(f"{m.path.name}: tables disagree")
@@ -1125,12 +1184,11 @@ class _State:
 
     def chunk_range(self, gcid: int) -> Tuple[int, int]:
         """The global chunk ids [first, end) of content ``gcid``."""
-        a, b = _U32X2.unpack(self.merge.slice(self._cfirst, 4 * gcid, 4 * gcid + 8))
-        return int(a), int(b)
+        return self.content_first[gcid], self.content_first[gcid + 1]
 
     def kinds(self, gcid: int) -> int:
         """The kind bits of every copy of content ``gcid``."""
-        return self.merge.slice(self._ckinds, gcid, gcid + 1)[0]
+        return self.content_kinds[gcid]
 
 
 def _stat_sig(path: Path) -> Optional[Tuple[int, int, int]]:
@@ -1273,7 +1331,8 @@ class IndexReader:
                 return True
             return any(st.seg_of(g)[0] in wanted for g in (gcid, *st.copies.get(gcid, ())))
 
-        ranked = _aggregate(st, acc, touched, k, how, accept)
+        filtered = kind is not None or wanted is not None
+        ranked = _aggregate(st, acc, touched, k, how, accept if filtered else None)
         return [
             _hit(st, gcid, score, best, rank, kind, wanted, snippets)
             for rank, (score, gcid, best) in enumerate(ranked, start=1)
@@ -1326,14 +1385,13 @@ def _aggregate(
     touched: List[int],
     k: int,
     how: str,
-    accept: Callable[[int], bool],
+    accept: Optional[Callable[[int], bool]] = None,
 ) -> List[Tuple[float, int, int]]:
     """The top ``k`` accepted contents as (score, global content id, best chunk), best first.
 
-    Contents are met in the order of their best chunk among the chunks scoring at least
-    a cut-off (estimated from a sample of the scores; the filtering is C-level); the
-    cut-off is lowered until no content left out could still enter the top ``k`` — its
-    score is below ``bound(cut-off)``.
+    Only chunks scoring at least a cut-off are looked at (the cut-off is estimated from a
+    sample of the scores; the filtering is C-level). It is lowered until no content left
+    out could still enter the top ``k``: such a content's score is below ``bound(cut)``.
     """
     if how == "max2":
 
@@ -1351,46 +1409,48 @@ def _aggregate(
         def bound(s: float) -> float:
             return s
 
-    c2c = st.chunk_content
     score_of = acc.__getitem__
-    want = 8 * k  # chunks to look at first: contents repeat, filters reject some
+    want = 16 * k  # chunks to look at first: contents repeat, filters reject some
     step = max(1, len(touched) // 1024)
     sample = sorted(map(score_of, islice(touched, 0, None, step)), reverse=True)
-    depth = 2 * want // step + 1
+    depth = want // step + 1
     while True:
         if depth >= len(sample):
             cut = -math.inf
-            top = touched
+            top = list(touched)
         else:
             cut = sample[depth]
             top = list(compress(touched, map(cut.__le__, map(score_of, touched))))
         top.sort(key=score_of, reverse=True)
-        seen: Set[int] = set()
-        picked: List[Tuple[float, int, int]] = []
-        for gid in top:
-            j = c2c[gid]
-            if j == DEAD or j in seen:
-                continue
-            seen.add(j)
-            if accept(j):
-                picked.append((_content_score(st, acc, j, acc[gid], how), j, gid))
+        contents = list(map(st.chunk_content.__getitem__, top))
+        order = dict.fromkeys(contents)  # each content once, in the order of its best chunk
+        order.pop(DEAD, None)
+        best = dict(zip(reversed(contents), reversed(top)))  # content -> its best chunk
+        picked = [
+            (_content_score(st, acc, j, best[j], how), j, best[j])
+            for j in order
+            if accept is None or accept(j)
+        ]
         picked.sort(key=lambda x: (-x[0], x[1]))
         if cut == -math.inf or (len(picked) >= k and picked[k - 1][0] >= bound(cut)):
             return picked[:k]
         depth *= 4
 
 
-def _content_score(st: _State, acc: List[float], gcid: int, best: float, how: str) -> float:
+def _content_score(st: _State, acc: List[float], gcid: int, best: int, how: str) -> float:
     """A content's score from its chunks': max, max + bonus × second best, or soft max."""
+    top = acc[best]
     if how == "max":
-        return best
+        return top
     first, end = st.chunk_range(gcid)
-    scores = [s for s in acc[first:end] if s > 0.0]
+    scores = acc[first:end]  # chunks without a query term score 0.0
     if how == "max2":
-        second = heapq.nlargest(2, scores)[1] if len(scores) > 1 else 0.0
-        return best + MAX2_BONUS * second
+        if len(scores) < 2:
+            return top
+        scores.remove(top)
+        return top + MAX2_BONUS * max(scores)
     t = LSE_TEMPERATURE
-    return best + t * math.log(sum(math.exp((s - best) / t) for s in scores))
+    return top + t * math.log(sum(math.exp((s - top) / t) for s in scores if s > 0.0))
 
 
 def _hit(
