@@ -341,6 +341,9 @@ def test_noop_build_does_nothing_and_force_rebuilds(tmp_path: Path) -> None:
     forced = index.build(taps, force=True)
     assert forced.built == ("a", "b")
     assert data_files(index_dir()) == before
+    one = index.build(taps, force_taps=["b"])
+    assert one.built == ("b",) and one.reused == ("a",) and one.taps_total == 2
+    assert data_files(index_dir()) == before
 
 
 def test_incremental_equals_from_scratch_byte_for_byte(
@@ -424,14 +427,17 @@ def test_parallel_build_equals_serial(tmp_path: Path, monkeypatch: pytest.Monkey
         make_tap(tmp_path, f"t{i}", {f"s{j}/SKILL.md": f"topic{i} item{j}\n" for j in range(3)})
         for i in range(3)
     ]
-    index.build(taps, workers=1)
+    calls: List[tuple] = []
+    index.build(taps, workers=1, progress=lambda *a: calls.append(a))
+    assert calls == [(1, 3, "t0"), (2, 3, "t1"), (3, 3, "t2")]
     serial = data_files(index_dir())
     monkeypatch.setenv("BOOST_HOME", str(tmp_path / "parallel-home"))
-    calls: List[tuple] = []
+    calls = []
     report = index.build(taps, workers=2, progress=lambda *a: calls.append(a))
     assert report.built == ("t0", "t1", "t2")
     assert data_files(index_dir()) == serial
-    assert sorted(c[1] for c in calls) == [1, 2, 3]
+    assert sorted(c[0] for c in calls) == [1, 2, 3]
+    assert {c[2] for c in calls} == {"t0", "t1", "t2"}
 
 
 def test_unreadable_entries_are_skipped_and_reported(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """BM25 scoring math: one small pure function per formula, the formula in its docstring.
 
-The index (`boost_cli.core.index`) precomputes ``idf × tf-part`` per posting with these
-functions, so a query is look-ups and a sum. Nothing here touches files.
+The index (`boost_cli.core.index`) stores exact ``tf`` and ``dl`` and turns the postings a
+query touches into ``idf × tf-part`` with these functions (through per-length look-up
+rows, so a posting costs two look-ups and an add). Nothing here touches files.
 
 Notation: ``N`` documents (here: chunks), ``df`` documents containing the term, ``tf``
 occurrences of the term in the document, ``dl`` the document's length in terms,

@@ -187,8 +187,13 @@ class BuildReport:
     seconds: float
     skipped: Tuple[str, ...] = ()  # entry ids whose file could not be read
 
+    @property
+    def taps_total(self) -> int:
+        return len(self.built) + len(self.reused)
+
     def to_dict(self) -> Dict[str, Any]:
         return {
+            "taps": self.taps_total,
             "built": list(self.built),
             "reused": list(self.reused),
             "removed": list(self.removed),
@@ -842,24 +847,26 @@ def build(
     snapshots: Sequence[TapSnapshot],
     *,
     force: bool = False,
+    force_taps: Sequence[str] = (),
     params: Optional[IndexParams] = None,
     use_prefix: bool = True,
-    progress: Optional[Callable[[str, int, int], None]] = None,
+    progress: Optional[Callable[[int, int, str], None]] = None,
     workers: Optional[int] = None,
 ) -> BuildReport:
     """Bring the index under `index_dir()` up to date with ``snapshots``.
 
     A tap's segment is rebuilt only when its key (commit, entries, chunking, prefix)
-    changed, or with ``force``; taps not passed are dropped. New files are written
+    changed, or with ``force`` (every tap) / ``force_taps`` (those); taps not passed are
+    dropped. New files are written
     beside the old ones and `manifest.json` is replaced last, atomically, so a crash at
-    any point leaves the previous index usable. ``progress(tap, done, total)`` reports
-    segment builds. ``workers``: processes for segment builds (None: 2 when there is
+    any point leaves the previous index usable. ``progress(done, total, tap)`` is called
+    as each segment is built. ``workers``: processes for segment builds (None: 2 when there is
     enough work and a second CPU, else 1).
     """
     root = index_dir()
     root.mkdir(parents=True, exist_ok=True)
     with _build_lock(root):
-        return _build(snapshots, force, params, use_prefix, progress, workers)
+        return _build(snapshots, force, set(force_taps), params, use_prefix, progress, workers)
 
 
 @contextlib.contextmanager
@@ -884,9 +891,10 @@ def _build_lock(root: Path) -> Iterator[None]:
 def _build(
     snapshots: Sequence[TapSnapshot],
     force: bool,
+    force_taps: Set[str],
     params: Optional[IndexParams],
     use_prefix: bool,
-    progress: Optional[Callable[[str, int, int], None]],
+    progress: Optional[Callable[[int, int, str], None]],
     workers: Optional[int],
 ) -> BuildReport:
     from boost_cli.core.atomic import write_bytes, write_json
@@ -908,6 +916,7 @@ def _build(
     if (
         old is not None
         and not force
+        and not force_taps
         and old["params"] == param_dict
         and {t: r.get("key") for t, r in old["segments"].items()} == keys
         and _files_intact(root, old)
@@ -931,7 +940,8 @@ def _build(
     try:
         todo: List[TapSnapshot] = []
         for s in snaps:
-            seg = None if force else _reusable(seg_dir / files[s.name], keys[s.name])
+            rebuild = force or s.name in force_taps
+            seg = None if rebuild else _reusable(seg_dir / files[s.name], keys[s.name])
             if seg is None:
                 todo.append(s)
             else:
@@ -1013,7 +1023,7 @@ def _build_segments(
     keys: Dict[str, str],
     files: Dict[str, str],
     seg_dir: Path,
-    progress: Optional[Callable[[str, int, int], None]],
+    progress: Optional[Callable[[int, int, str], None]],
     workers: Optional[int],
 ) -> List[str]:
     """Build and write the segments of ``todo``; returns the skipped entry ids."""
@@ -1024,12 +1034,11 @@ def _build_segments(
     skipped: List[str] = []
     total = len(jobs)
     if workers <= 1 or total <= 1:
-        for i, job in enumerate(jobs):
+        for done, job in enumerate(jobs, start=1):
+            name, skip = _segment_job(job)
+            skipped += skip
             if progress:
-                progress(job[0].name, i, total)
-            skipped += _segment_job(job)[1]
-        if progress and total:
-            progress("", total, total)
+                progress(done, total, name)
         return skipped
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -1041,7 +1050,7 @@ def _build_segments(
             name, skip = fut.result()
             skipped += skip
             if progress:
-                progress(name, done, total)
+                progress(done, total, name)
     return skipped
 
 
