@@ -314,6 +314,19 @@ def test_kind_filter_picks_the_copy_of_that_kind(tmp_path: Path) -> None:
     assert hit.also_in == ("a:pdf",)
 
 
+def test_kind_and_tap_filters_must_hold_for_one_copy(tmp_path: Path) -> None:
+    index.build(dedupe_taps(tmp_path))
+    # The shared file is a skill in tap a and a workflow (agents/) in tap b.
+    assert [h.entry.id for h in query("extract tables", kind="skill", taps=["a"])] == [
+        "a:skills_all/pdf/SKILL.md"
+    ]
+    assert [h.entry.id for h in query("extract tables", kind="workflow", taps=["b"])] == [
+        "b:agents/pdf-helper.md"
+    ]
+    assert query("extract tables", kind="skill", taps=["b"]) == []
+    assert query("extract tables", kind="workflow", taps=["a"]) == []
+
+
 def test_tap_filter_uses_a_copy_in_that_tap(tmp_path: Path) -> None:
     index.build(dedupe_taps(tmp_path))
     hits = query("extract tables pdf", taps=["b"])

@@ -6,10 +6,12 @@ Layout under `index_dir()` (format `FORMAT_VERSION`; every data file is determin
                                 generated, commits, params, stats, and the files of the
                                 current generation with their sizes and CRC32s
     segments/<tap>-<key>.seg    one immutable file per tap snapshot: that tap's contents
-                                chunked, tokenized and inverted (term dictionary, postings,
-                                chunk and content tables). ``key`` hashes the commit, the
-                                entries and the chunking params, so a changed tap gets a
-                                new file and a crash never leaves a half-written one in use
+                                chunked, tokenized and inverted (hash-bucketed term
+                                dictionary, postings of chunk ids and tfs, per chunk its
+                                length, offsets and heading path, per content its entries).
+                                ``key`` hashes the commit, the entries and the chunking
+                                params, so a changed tap gets a new file and a crash never
+                                leaves a half-written one in use
     merge-<hash>.bin            the cross-tap part, small: which contents are byte-identical
                                 copies of an earlier tap's (indexed once), where the copies
                                 of each content live, N and avgdl, and per chunk its
@@ -25,11 +27,18 @@ per chunk; the merge is O(chunks) array work; a query turns the postings it touc
 counting the query terms' live postings over all segments. Scores are exact BM25 (no
 quantisation), and an incremental build is byte-identical to one from scratch.
 
-A query reads the manifest, each file's table of contents and the merge arrays (~6 bytes
-per chunk); then only, per query term and segment, one bucket of the term dictionary and
-that term's postings; and per returned hit its content record and the byte range of the
-tap file its snippet is (files are read with ``pread``, not ``mmap``: on kernels that map
-page-cache folios whole, touching a mapping inflates RSS by whole files).
+A query reads the manifest, each file's table of contents and the merge arrays (~7 bytes
+per chunk, ~5 per content); then only, per query term and segment, one bucket of the term
+dictionary and that term's postings; and per returned hit its content record and the
+byte range of the tap file its snippet is (files are read with ``pread``, not ``mmap``:
+on kernels that map page-cache folios whole, touching a mapping inflates RSS by whole
+files).
+
+Measured on the 12-registry corpus (9,223 entries, 7,062 distinct files, 88,572 chunks,
+a 2-core machine where ``sum(range(10**6))`` takes 15 ms): full build 6.1 s with two
+worker processes (11.5 s in one), 27.6 MB on disk; a build with nothing changed 0.1 s,
+one small tap changed 0.2 s; a one-shot query in a new process 50-60 ms wall at
+~20 MB RSS; warm queries 9.3 ms median (k=60 with snippets).
 """
 
 from __future__ import annotations
@@ -104,7 +113,6 @@ _NO_SPAN = 0xFFFFFFFF  # chunk_span byte offsets of a file that is not valid UTF
 _SPAN = struct.Struct("<5I")  # chunk_span row: start, end (characters), start, end (bytes), crc32
 _KIND_BITS = {k: 1 << i for i, k in enumerate(KINDS)}
 _HEAD = struct.Struct("<8sIII")  # magic, format version, table of contents: length, CRC32
-_U32 = struct.Struct("<I")
 _U32X2 = struct.Struct("<II")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,80}")
 _STALE_TMP_SECONDS = 3600
@@ -1345,11 +1353,19 @@ class IndexReader:
         kind_bit = _KIND_BITS[kind] if kind else 0
 
         def accept(gcid: int) -> bool:
-            if kind_bit and not st.kinds(gcid) & kind_bit:
+            if kind_bit and not st.kinds(gcid) & kind_bit:  # kinds of all its copies
                 return False
             if wanted is None:
                 return True
-            return any(st.seg_of(g)[0] in wanted for g in (gcid, *st.copies.get(gcid, ())))
+            group = (gcid, *st.copies.get(gcid, ()))
+            if not kind_bit or len(group) == 1:
+                return any(st.seg_of(g)[0] in wanted for g in group)
+            # Both filters and several copies (rare): one copy must pass both.
+            return any(
+                s in wanted
+                and any(e.get("kind") == kind for e in st.segments[s].record(j)["entries"])
+                for s, j in map(st.seg_of, group)
+            )
 
         filtered = kind is not None or wanted is not None
         ranked = _aggregate(st, scores, k, how, accept if filtered else None)
