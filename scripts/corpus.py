@@ -27,7 +27,9 @@ from typing import Any, Dict, List, Optional
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BOOST_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "corpus"
-REPOS = Path(os.environ.get("BOOST_CORPUS_REPOS", Path(tempfile.gettempdir()) / "boost-corpus-repos"))
+REPOS = Path(
+    os.environ.get("BOOST_CORPUS_REPOS", Path(tempfile.gettempdir()) / "boost-corpus-repos")
+)
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "corpus",
     "GIT_AUTHOR_EMAIL": "corpus@example.invalid",
@@ -44,7 +46,9 @@ def manifest() -> Dict[str, Any]:
 
 def _git(args: List[str], cwd: Path) -> str:
     env = {**os.environ, **GIT_ENV}
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def prepare_repos(dest: Path = REPOS) -> List[Path]:
@@ -83,15 +87,26 @@ def tap_all(home: Path, repos: Optional[List[Path]] = None) -> Dict[str, Any]:
     env = {**os.environ, "BOOST_HOME": str(home)}
     t0 = time.perf_counter()
     for repo in repos:
-        subprocess.run([*boost_cmd(), "tap", str(repo), "--name", repo.name], env=env, check=True, capture_output=True)
+        subprocess.run(
+            [*boost_cmd(), "tap", str(repo), "--name", repo.name],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
     seconds = time.perf_counter() - t0
-    taps = json.loads(subprocess.run([*boost_cmd(), "taps", "--json"], env=env, check=True, capture_output=True).stdout)
+    taps = json.loads(
+        subprocess.run(
+            [*boost_cmd(), "taps", "--json"], env=env, check=True, capture_output=True
+        ).stdout
+    )
     return {"seconds": seconds, "taps": taps}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--home", type=Path, help="BOOST_HOME to tap into (default: a temporary folder)")
+    ap.add_argument(
+        "--home", type=Path, help="BOOST_HOME to tap into (default: a temporary folder)"
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if not CORPUS.is_dir():
@@ -118,7 +133,17 @@ def main() -> int:
             }
         )
     if args.json:
-        print(json.dumps({"home": str(home), "prepare_seconds": prep, "tap_seconds": result["seconds"], "rows": rows}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "home": str(home),
+                    "prepare_seconds": prep,
+                    "tap_seconds": result["seconds"],
+                    "rows": rows,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"{'registry':44} {'skill':>6} {'rule':>6} {'wflow':>6}   manifest (s/r/w)   warnings")
     tot = [0, 0, 0]
@@ -126,12 +151,16 @@ def main() -> int:
     for r in rows:
         ms = r["manifest"]
         flag = "" if [r["skill"], r["rule"], r["workflow"]] == ms else "  <- differs"
-        print(f"{r['registry']:44} {r['skill']:6d} {r['rule']:6d} {r['workflow']:6d}   {ms[0]}/{ms[1]}/{ms[2]}  {r['warnings']:8d}{flag}")
+        print(
+            f"{r['registry']:44} {r['skill']:6d} {r['rule']:6d} {r['workflow']:6d}   {ms[0]}/{ms[1]}/{ms[2]}  {r['warnings']:8d}{flag}"
+        )
         for i, k in enumerate(("skill", "rule", "workflow")):
             tot[i] += r[k]
             mtot[i] += ms[i] or 0
     print(f"{'TOTAL':44} {tot[0]:6d} {tot[1]:6d} {tot[2]:6d}   {mtot[0]}/{mtot[1]}/{mtot[2]}")
-    print(f"prepared repos in {prep:.1f} s (cached); tapped + scanned {len(rows)} registries in {result['seconds']:.2f} s")
+    print(
+        f"prepared repos in {prep:.1f} s (cached); tapped + scanned {len(rows)} registries in {result['seconds']:.2f} s"
+    )
     print(f"BOOST_HOME={home}")
     return 0
 

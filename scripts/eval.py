@@ -39,7 +39,9 @@ def load_groups(path: Path) -> Dict[str, str]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def score_query(ranked: Sequence[str], relevant: Mapping[str, int], groups: Mapping[str, str], k: int = 10) -> Dict[str, float]:
+def score_query(
+    ranked: Sequence[str], relevant: Mapping[str, int], groups: Mapping[str, str], k: int = 10
+) -> Dict[str, float]:
     """Group-level metrics for one query. ``ranked`` are doc ids, best first."""
     g = lambda d: groups.get(d, d)  # noqa: E731
     grades: Dict[str, int] = {}
@@ -77,7 +79,10 @@ def aggregate(per_query: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, float]
         buckets[row["type"]].append(row)
     out: Dict[str, Dict[str, float]] = {}
     for name, rows in buckets.items():
-        out[name] = {m: statistics.fmean(r[m] for r in rows) for m in ("ndcg@10", "recall@10", "mrr@10", "success@1")}
+        out[name] = {
+            m: statistics.fmean(r[m] for r in rows)
+            for m in ("ndcg@10", "recall@10", "mrr@10", "success@1")
+        }
         out[name]["n"] = len(rows)
     return out
 
@@ -87,7 +92,9 @@ def ranked_ids(hits: Sequence[Any]) -> List[str]:
     return [f"{h.entry.tap}/{h.entry.path}" for h in hits]
 
 
-def run_engine(engine: str, queries: Sequence[Dict[str, Any]], k: int = 100) -> List[Dict[str, Any]]:
+def run_engine(
+    engine: str, queries: Sequence[Dict[str, Any]], k: int = 100
+) -> List[Dict[str, Any]]:
     from boost_cli.core import rag, search
 
     choice = rag.get_retriever(engine, refresh=False)
@@ -101,14 +108,21 @@ def run_engine(engine: str, queries: Sequence[Dict[str, Any]], k: int = 100) -> 
     return rows
 
 
-def evaluate(engine: str, queries: Sequence[Dict[str, Any]], groups: Mapping[str, str]) -> Dict[str, Any]:
+def evaluate(
+    engine: str, queries: Sequence[Dict[str, Any]], groups: Mapping[str, str]
+) -> Dict[str, Any]:
     rows = run_engine(engine, queries)
     by_id = {q["id"]: q for q in queries}
     per = []
     for r in rows:
         m = score_query(r["ranked"], by_id[r["id"]]["relevant"], groups)
         per.append({**m, "id": r["id"], "type": r["type"], "top": r["ranked"][:3]})
-    return {"engine": engine, "summary": aggregate(per), "per_query": per, "median_ms": statistics.median(r["ms"] for r in rows)}
+    return {
+        "engine": engine,
+        "summary": aggregate(per),
+        "per_query": per,
+        "median_ms": statistics.median(r["ms"] for r in rows),
+    }
 
 
 def print_summary(results: Sequence[Dict[str, Any]]) -> None:
@@ -118,7 +132,9 @@ def print_summary(results: Sequence[Dict[str, Any]]) -> None:
         for t in types:
             s = r["summary"].get(t)
             if s:
-                print(f"{r['engine']:10} {t:9} {int(s['n']):3d} {s['ndcg@10']:8.3f} {s['recall@10']:6.3f} {s['mrr@10']:7.3f} {s['success@1']:6.3f}")
+                print(
+                    f"{r['engine']:10} {t:9} {int(s['n']):3d} {s['ndcg@10']:8.3f} {s['recall@10']:6.3f} {s['mrr@10']:7.3f} {s['success@1']:6.3f}"
+                )
         print(f"{r['engine']:10} median query {r['median_ms']:.1f} ms")
 
 
@@ -136,7 +152,9 @@ def prepare_home(home: Optional[Path]) -> Path:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=Path)
-    ap.add_argument("--engine", action="append", help="engines to score (default: lexical and bm25)")
+    ap.add_argument(
+        "--engine", action="append", help="engines to score (default: lexical and bm25)"
+    )
     ap.add_argument("--queries", type=Path, default=EVAL / "dev.jsonl")
     ap.add_argument("--groups", type=Path, default=EVAL / "groups.json")
     ap.add_argument("--reindex", action="store_true", help="(re)build the index in --home first")
@@ -159,7 +177,9 @@ def main() -> int:
     if args.per_query:
         for r in results:
             for p in r["per_query"]:
-                print(f"{r['engine']:8} {p['id']:5} {p['type']:8} nDCG {p['ndcg@10']:.2f} top: {p['top'][:1]}")
+                print(
+                    f"{r['engine']:8} {p['id']:5} {p['type']:8} nDCG {p['ndcg@10']:.2f} top: {p['top'][:1]}"
+                )
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0
