@@ -20,21 +20,15 @@ offered. The API key never appears in a reason, a log line or an exception messa
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import logging
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from typing import (
+    TYPE_CHECKING,
     Any,
     Collection,
     Dict,
@@ -46,6 +40,9 @@ from typing import (
     Tuple,
     Union,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    import subprocess
 
 from boost_cli import __version__
 from boost_cli.core.errors import UsageError
@@ -428,6 +425,8 @@ def rerank(
 
 def _display_url(url: str) -> str:
     """``url`` without any user:password part, safe to show."""
+    import urllib.parse
+
     parts = urllib.parse.urlsplit(url)
     netloc = parts.hostname or ""
     if parts.port:
@@ -471,6 +470,9 @@ def _post(
     url: str, body: bytes, headers: Dict[str, str], timeout: float
 ) -> Tuple[int, Dict[str, str], bytes]:
     """One POST; returns (status, lower-cased headers, body) for any HTTP status."""
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -486,6 +488,11 @@ def _call_api(
     system: str, user: str, model: str, api_key: str, base_url: str, deadline: float
 ) -> Union[str, RerankFailure]:
     """The answer text from the Messages API, or why there is none."""
+    import http.client
+    import socket
+    import urllib.error
+    import urllib.parse
+
     base_url = base_url.rstrip("/")
     if urllib.parse.urlsplit(base_url).scheme not in ("http", "https"):
         return RerankFailure("ANTHROPIC_BASE_URL must be an http(s) URL", "api")
@@ -578,6 +585,8 @@ def _first_line(text: str) -> str:
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     """Kill the CLI and anything it started (its own session on POSIX)."""
+    import signal
+
     if os.name == "posix":
         try:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -597,6 +606,8 @@ def _call_cli(
     The prompt goes on stdin (no argv length limit, not visible in ``ps``); built-in tools
     and the user's MCP servers are switched off, since candidate text is untrusted.
     """
+    import subprocess
+
     argv = [
         claude,
         "-p",

@@ -146,6 +146,10 @@ def _dense(
     engine: Optional[str], bm25: Optional[Retriever], notes: List[str]
 ) -> Optional[RetrieverChoice]:
     """Hybrid/dense when the dense store is ready; None (auto) or an error (explicit) otherwise."""
+    from boost_cli.core import paths
+
+    if engine is None and not paths.vectors_path().exists():
+        return None  # no dense store: don't pay for importing the embedding stack
     try:
         from boost_cli.core import dense
     except (

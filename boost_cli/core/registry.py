@@ -11,13 +11,15 @@ import json
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from boost_cli.core import catalog, config, gitutil, paths
+from boost_cli.core import config, paths
 from boost_cli.core.errors import BoostError, NotFoundError, UsageError
 from boost_cli.core.models import TapSnapshot
+
+if TYPE_CHECKING:  # pragma: no cover
+    from boost_cli.core import catalog
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ def add(
     source: str, name: Optional[str] = None, cwd: Optional[Path] = None
 ) -> Tuple[TapInfo, catalog.ScanResult]:
     """Clone ``source`` as a new tap, scan it and record it. Raises on any failure, leaving nothing behind."""
+    from boost_cli.core import catalog, gitutil
+
     src = gitutil.parse_source(source, cwd)
     tap_name = gitutil.safe_name(name) if name else src.default_name
     if name and tap_name != name:
@@ -137,6 +141,8 @@ def add(
 
 def remove(name: str) -> TapInfo:
     """Forget a tap: its clone, its cached scan and its config record."""
+    from boost_cli.core import catalog
+
     info = get_tap(name)
     shutil.rmtree(paths.tap_dir(name), ignore_errors=True)
     catalog.drop_cache(name)
@@ -148,6 +154,8 @@ def remove(name: str) -> TapInfo:
 
 def update(names: Sequence[str] = ()) -> List[UpdateResult]:
     """Move each named tap (default: all) to its remote head; one failure does not stop the rest."""
+    from boost_cli.core import catalog, gitutil
+
     taps = [get_tap(n) for n in names] if names else list_taps()
     results: List[UpdateResult] = []
     for tap in taps:
@@ -176,6 +184,8 @@ def update(names: Sequence[str] = ()) -> List[UpdateResult]:
 
 def scan(tap: TapInfo) -> catalog.ScanResult:
     """The (cached) catalog scan of ``tap`` at its recorded commit."""
+    from boost_cli.core import catalog
+
     return catalog.load_tap(tap.name, tap.root, tap.commit)
 
 
@@ -197,6 +207,8 @@ def snapshots(names: Iterable[str] = ()) -> List[TapSnapshot]:
 
 def bundled_registries() -> List[Dict[str, Any]]:
     """The curated list of public registries shipped in ``boost_cli/data/registries.json``."""
+    from importlib import resources
+
     text = resources.files("boost_cli").joinpath("data/registries.json").read_text(encoding="utf-8")
     data = json.loads(text)
     return list(data.get("registries", []))

@@ -133,13 +133,14 @@ def _file_hash(hit: Hit) -> Optional[str]:
 
 
 def _rerank(opts: SearchOptions, hits: List[Hit]) -> Tuple[List[Hit], Dict[str, Any]]:
-    """Reorder ``hits`` with the LLM when asked/available; always fill in a *why*."""
-    base = [replace(h, why=h.why or why_from_snippet(opts.query, h)) for h in hits]
-    if opts.rerank == "none" or not base:
-        return base, {
-            "status": "off" if opts.rerank == "none" else "skipped",
-            "reason": "disabled" if opts.rerank == "none" else "no candidates",
-        }
+    """Reorder ``hits`` with the LLM when asked/available; fill in a *why* for the shortlist."""
+    if opts.rerank == "none" or not hits:
+        status = (
+            {"status": "off", "reason": "disabled"}
+            if opts.rerank == "none"
+            else {"status": "skipped", "reason": "no candidates"}
+        )
+        return _with_why(opts, hits), status
     from boost_cli.core import ai
 
     cands = [
@@ -150,48 +151,68 @@ def _rerank(opts: SearchOptions, hits: List[Hit]) -> Tuple[List[Hit], Dict[str, 
             description=h.entry.description,
             snippet=h.snippet,
         )
-        for h in base[:30]
+        for h in hits[:30]
     ]
     result = ai.rerank(opts.query, cands, opts.limit, backend=opts.rerank)
     if isinstance(result, ai.RerankFailure):
         status = "unavailable" if result.backend is None and opts.rerank == "auto" else "failed"
-        return base, {"status": status, "reason": result.reason, "backend": result.backend}
-    by_id = {h.entry.qualified_name: h for h in base}
+        return _with_why(opts, hits), {
+            "status": status,
+            "reason": result.reason,
+            "backend": result.backend,
+        }
+    by_id = {h.entry.qualified_name: h for h in hits}
     ordered: List[Hit] = []
     for cid, why in result.order:
         h = by_id.pop(cid, None)
         if h is not None:
-            ordered.append(
-                replace(h, why=why or h.why, ranks={**dict(h.ranks), "rerank": len(ordered) + 1})
-            )
-    ordered.extend(by_id[h.entry.qualified_name] for h in base if h.entry.qualified_name in by_id)
-    return ordered, {
+            ordered.append(replace(h, why=why, ranks={**dict(h.ranks), "rerank": len(ordered) + 1}))
+    ordered.extend(h for h in hits if h.entry.qualified_name in by_id)
+    status = {
         "status": "ok",
         "backend": result.backend,
         "model": result.model,
         "elapsed_ms": round(result.elapsed_ms, 1),
     }
+    return _with_why(opts, ordered), status
+
+
+def _with_why(opts: SearchOptions, hits: List[Hit]) -> List[Hit]:
+    """The shortlist, each hit with a *why* (the reranker's, else one from its best passage)."""
+    return [replace(h, why=h.why or why_from_snippet(opts.query, h)) for h in hits[: opts.limit]]
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def why_from_snippet(query: str, hit: Hit) -> str:
-    """A one-line justification without an LLM: the sentence of the best passage that
-    shares the most query terms (else the description)."""
+    """A one-line justification without an LLM.
+
+    The description, unless a prose sentence of the best-matching passage shares more
+    query terms with the query (code lines and table rows are never picked: they make
+    poor reasons).
+    """
     terms = set(tokenize(query))
-    best, best_score = "", 0
-    for source in (hit.snippet, hit.entry.description):
-        for sentence in _SENTENCE.split(source or ""):
-            s = _clean(sentence)
-            if len(s) < 12:
-                continue
-            score = len(terms.intersection(tokenize(s)))
-            if score > best_score:
-                best, best_score = s, score
+    desc = _clean(hit.entry.description)
+    best, best_score = desc, len(terms.intersection(tokenize(desc))) if desc else -1
+    for sentence in _SENTENCE.split(hit.snippet or ""):
+        s = _clean(sentence)
+        if len(s) < 20 or _looks_like_code(s):
+            continue
+        score = len(terms.intersection(tokenize(s)))
+        if score > best_score:
+            best, best_score = s, score
     if not best:
-        best = _clean(hit.entry.description) or _clean(hit.snippet)
+        best = _clean(hit.snippet)
     return best if len(best) <= WHY_CHARS else best[: WHY_CHARS - 1].rstrip() + "…"
+
+
+_CODE = re.compile(r"[{};=<>$]|^\s*(import|from|const|let|var|def|class|return|npm|pip|git)\b|\(\)|\|.*\|")
+
+
+def _looks_like_code(text: str) -> bool:
+    letters = sum(c.isalpha() or c == " " for c in text)
+    return bool(_CODE.search(text)) or letters < 0.8 * len(text) or len(text.split()) < 4
 
 
 def _clean(text: str) -> str:
