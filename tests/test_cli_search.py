@@ -1,0 +1,224 @@
+"""`boost reindex` and `boost search` through the real CLI, with every degradation path."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from boost_cli.cli import main
+from tests.anthropic_stub import AnthropicStub, RecordedRequest, StubReply
+from tests.helpers import ROOT, run_boost
+
+FAKE_CLAUDE = ROOT / "tests" / "fakebin_claude"
+
+
+@pytest.fixture
+def tapped(example_repo: Path, boost_home: Path) -> Path:
+    r = run_boost(["tap", str(example_repo), "--name", "example"], boost_home)
+    assert r.returncode == 0, r.stderr
+    return boost_home
+
+
+def _env_no_llm(tmp_path: Path) -> Dict[str, str]:
+    """PATH without any `claude`, so 'auto' rerank finds no LLM."""
+    return {"PATH": os.path.dirname(os.sys.executable) + os.pathsep + "/usr/bin:/bin"}
+
+
+def _ids(stdout: str) -> List[str]:
+    return [h["id"] for h in json.loads(stdout)]
+
+
+def test_no_index_degrades_to_lexical(tapped: Path, tmp_path: Path) -> None:
+    r = run_boost(
+        ["search", "unit testing javascript", "--explain"], tapped, env=_env_no_llm(tmp_path)
+    )
+    assert r.returncode == 0, r.stderr
+    assert "note: no search index yet" in r.stderr and "boost reindex" in r.stderr
+    assert "engine: lexical" in r.stdout
+    assert re.search(r"^ 1\. example:jest-runner  \[skill\]", r.stdout, re.M)
+
+
+def test_reindex_then_search(tapped: Path, tmp_path: Path) -> None:
+    r = run_boost(["reindex"], tapped)
+    assert r.returncode == 0, r.stderr
+    assert re.match(
+        r"Indexed 1 taps \(1 rebuilt, 0 unchanged\): 29 entries, \d+ chunks, \d+ terms, [\d.]+ MB in [\d.]+ s",
+        r.stdout,
+    )
+    again = run_boost(["reindex"], tapped)
+    assert "(0 rebuilt, 1 unchanged)" in again.stdout
+    env = _env_no_llm(tmp_path)
+    # the body decides: "React" is in jest-runner's body only, never its name or description
+    r = run_boost(["search", "test my React app"], tapped, env=env)
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith(" 1. example:jest-runner  [skill]")
+    assert r.stdout.splitlines()[1].strip()  # a why line
+    r = run_boost(["search", "test my React app", "--json", "--limit", "3"], tapped, env=env)
+    hits = json.loads(r.stdout)
+    assert len(hits) == 3 and hits[0]["id"] == "example:jest-runner"
+    h = hits[0]
+    assert {
+        "id",
+        "name",
+        "kind",
+        "description",
+        "tap",
+        "path",
+        "score",
+        "snippet",
+        "why",
+        "also_in",
+        "ranks",
+        "file",
+        "url",
+    } <= set(h)
+    assert Path(h["file"]).is_file() and h["url"].startswith("file://")
+    assert h["ranks"] == {"bm25": 1} and h["score"] > 0 and h["snippet"]
+    r = run_boost(
+        ["search", "review a pull request", "--kind", "workflow", "--json"], tapped, env=env
+    )
+    assert {x["kind"] for x in json.loads(r.stdout)} == {"workflow"}
+
+
+def test_explain_reports_every_stage(tapped: Path, tmp_path: Path) -> None:
+    run_boost(["reindex"], tapped)
+    r = run_boost(["search", "fill a pdf form", "--explain"], tapped, env=_env_no_llm(tmp_path))
+    out = r.stdout
+    assert "engine: bm25" in out
+    assert re.search(r"index: generated \S+, 1 taps", out) and "example @ " in out
+    assert re.search(r"candidates: \d+ retrieved, \d+ after collapsing copies", out)
+    assert "rerank: unavailable: no LLM available" in out
+    assert re.search(
+        r"timings: open [\d.]+ ms, retrieve [\d.]+ ms, collapse [\d.]+ ms, rerank [\d.]+ ms, total",
+        out,
+    )
+    assert "ranks: bm25 #1" in out
+
+
+@pytest.mark.parametrize("mode", ["exit1", "garbage"])
+def test_failing_claude_keeps_bm25_order(tapped: Path, mode: str) -> None:
+    run_boost(["reindex"], tapped)
+    base = run_boost(["search", "test my React app", "--json", "--no-rerank"], tapped)
+    env = {"PATH": f"{FAKE_CLAUDE}{os.pathsep}{os.environ['PATH']}", "FAKE_CLAUDE_MODE": mode}
+    r = run_boost(["search", "test my React app", "--json"], tapped, env=env)
+    assert r.returncode == 0, r.stderr
+    assert _ids(r.stdout) == _ids(base.stdout)
+    assert "note: rerank skipped:" in r.stderr and "showing bm25 order" in r.stderr
+
+
+def test_claude_cli_reranks(tapped: Path) -> None:
+    run_boost(["reindex"], tapped)
+    base = _ids(
+        run_boost(
+            ["search", "test my React app", "--json", "--no-rerank", "--limit", "5"], tapped
+        ).stdout
+    )
+    env = {"PATH": f"{FAKE_CLAUDE}{os.pathsep}{os.environ['PATH']}", "FAKE_CLAUDE_MODE": "good"}
+    r = run_boost(
+        ["search", "test my React app", "--json", "--limit", "5", "--explain"], tapped, env=env
+    )
+    assert r.returncode == 0, r.stderr
+    reranked = _ids(r.stdout)
+    assert reranked != base and set(reranked) <= set(
+        _ids(
+            run_boost(
+                ["search", "test my React app", "--json", "--no-rerank", "--limit", "30"], tapped
+            ).stdout
+        )
+    )
+    assert json.loads(r.stdout)[0]["ranks"]["rerank"] == 1
+
+
+def test_messages_api_reranks(tapped: Path) -> None:
+    run_boost(["reindex"], tapped)
+
+    picked: Dict[str, str] = {}
+
+    def answer(req: RecordedRequest) -> StubReply:
+        prompt = json.dumps(req.body)
+        ids = list(dict.fromkeys(re.findall(r"example:[a-z0-9-]+", prompt)))
+        assert len(ids) > 3 and ids[0] == "example:jest-runner"
+        picked["id"] = ids[-1]  # the reranker promotes the last BM25 candidate
+        picks = [{"id": ids[-1], "why": "the closest to this task"}]
+        picks += [{"id": i, "why": "related"} for i in ids[:2]]
+        return StubReply(text=json.dumps({"picks": picks}))
+
+    with AnthropicStub(responder=answer) as stub:
+        env = {"ANTHROPIC_API_KEY": "sk-test-secret", "ANTHROPIC_BASE_URL": stub.base_url}
+        r = run_boost(["search", "test my React app", "--json", "--limit", "3"], tapped, env=env)
+        assert r.returncode == 0, r.stderr
+        hits = json.loads(r.stdout)
+        assert hits[0]["id"] == picked["id"] != "example:jest-runner"
+        assert hits[0]["why"] == "the closest to this task"
+        assert [h["id"] for h in hits[1:]] == ["example:jest-runner", "example:i18n-strings"]
+        assert len(stub.requests) == 1
+        assert stub.requests[0].headers["x-api-key"] == "sk-test-secret"
+        assert "sk-test-secret" not in r.stdout + r.stderr
+        # the API failing → BM25 order and the reason, never a traceback
+        stub.responder = lambda req: StubReply(status=500)
+        r = run_boost(["search", "test my React app", "--json", "--limit", "3"], tapped, env=env)
+        assert r.returncode == 0 and json.loads(r.stdout)[0]["id"] == "example:jest-runner"
+        assert "rerank skipped" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_corrupt_index_is_rebuilt_or_reported(tapped: Path, tmp_path: Path) -> None:
+    run_boost(["reindex"], tapped)
+    env = _env_no_llm(tmp_path)
+    segs = list((tapped / "cache" / "index" / "segments").glob("*.seg"))
+    assert segs
+    data = segs[0].read_bytes()
+    segs[0].write_bytes(data[: len(data) // 2])  # truncated
+    r = run_boost(["search", "test my React app"], tapped, env=env)
+    assert "Traceback" not in r.stderr
+    if r.returncode == 0:
+        assert "example:" in r.stdout
+    else:
+        assert r.returncode == 5 and "boost reindex --force" in r.stderr
+    r = run_boost(["reindex"], tapped)
+    assert r.returncode == 0, r.stderr
+    r = run_boost(["search", "test my React app"], tapped, env=env)
+    assert r.returncode == 0 and r.stdout.startswith(" 1. example:jest-runner")
+    (tapped / "cache" / "index" / "manifest.json").write_text("{not json")
+    r = run_boost(["search", "test my React app"], tapped, env=env)
+    assert "Traceback" not in r.stderr and r.returncode in (0, 5)
+    r = run_boost(["reindex"], tapped)
+    assert r.returncode == 0, r.stderr
+
+
+def test_search_refreshes_one_changed_tap(tapped: Path, example_repo: Path, tmp_path: Path) -> None:
+    from tests.helpers import commit_all
+
+    run_boost(["reindex"], tapped)
+    skill = example_repo / "skills" / "zebra-care" / "SKILL.md"
+    skill.parent.mkdir()
+    skill.write_text(
+        "---\nname: zebra-care\ndescription: Look after zebras in a zoo\n---\nFeed the zebras hay.\n"
+    )
+    commit_all(example_repo)
+    assert run_boost(["update"], tapped).returncode == 0
+    r = run_boost(["search", "zebras hay", "--explain"], tapped, env=_env_no_llm(tmp_path))
+    assert r.stdout.startswith(" 1. example:zebra-care")
+    assert "search index refreshed for tap example" in r.stderr
+
+
+def test_search_in_process(
+    tapped: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert main(["reindex", "--json"]) == 0
+    report: Dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert report["bm25"]["entries"] == 29
+    assert main(["search", "write a database migration", "--explain", "--tap", "example"]) == 0
+    out = capsys.readouterr().out
+    assert "example:postgres-migrations" in out.split("\n")[0] or "postgres" in out
+    assert main(["search", "x", "--tap", "nope"]) == 3
+    assert main(["search", "kubernetes", "--json", "--engine", "lexical"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    assert main(["search", "zzzzqqq"]) == 0
+    assert "No matches" in capsys.readouterr().out
