@@ -207,7 +207,9 @@ def why_from_snippet(query: str, hit: Hit) -> str:
     return best if len(best) <= WHY_CHARS else best[: WHY_CHARS - 1].rstrip() + "…"
 
 
-_CODE = re.compile(r"[{};=<>$]|^\s*(import|from|const|let|var|def|class|return|npm|pip|git)\b|\(\)|\|.*\|")
+_CODE = re.compile(
+    r"[{};=<>$]|^\s*(import|from|const|let|var|def|class|return|npm|pip|git)\b|\(\)|\|.*\|"
+)
 
 
 def _looks_like_code(text: str) -> bool:
