@@ -1,0 +1,67 @@
+"""`boost doctor` and `boost discover` through `main(argv)`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from boost_cli.cli import main
+from tests.helpers import ROOT
+
+FAKE_GH = ROOT / "tests" / "fakebin"
+
+
+def test_doctor_empty_home(capsys: pytest.CaptureFixture) -> None:
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "taps: 0" in out and "fix: no taps: run 'boost tap --defaults'" in out
+
+
+def test_doctor_reports_index_state(example_repo: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["tap", str(example_repo), "--name", "example"]) == 0
+    capsys.readouterr()
+    assert main(["doctor", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["index"]["status"] == "missing"
+    assert "no search index: run 'boost reindex'" in report["fixes"]
+    assert report["dense"]["ready"] is False and report["dense"]["backend"] in (
+        "flat",
+        "sqlite-vec",
+    )
+    assert main(["reindex"]) == 0
+    capsys.readouterr()
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "index: fresh" in out and "fix:" not in out
+
+
+def test_discover_with_fake_gh(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    monkeypatch.setenv("PATH", f"{FAKE_GH}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_GH_FIXTURE", "search_code_skills.json")
+    assert main(["discover", "pdf", "forms"]) == 0
+    out = capsys.readouterr().out
+    assert "REPOSITORY" in out and "boost tap OWNER/REPO" in out
+    assert main(["discover", "pdf", "--json", "--limit", "2"]) == 0
+    repos = json.loads(capsys.readouterr().out)
+    assert 0 < len(repos) <= 2 and {"repo", "url", "hits"} <= set(repos[0])
+
+
+def test_discover_without_gh(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["discover", "pdf"]) == 1
+    assert "https://cli.github.com" in capsys.readouterr().err
+
+
+def test_discover_failure(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("PATH", f"{FAKE_GH}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_GH_MODE", "fail")
+    assert main(["discover", "pdf"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("boost: error:") and err.count("\n") == 1
