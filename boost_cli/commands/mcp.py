@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from boost_cli.core import discover, entries, registry, search
-from boost_cli.core.errors import NoTapsError
+from boost_cli.core.errors import IndexError_, NoTapsError
 from boost_cli.core.mcp import Registry, Server, ToolResult
 
 SEARCH_INPUT = {
@@ -140,21 +140,29 @@ def build_registry() -> Registry:
         taps = registry.list_taps()
         from boost_cli.core import index
 
-        reader = index.open_index()
+        # A damaged index must not hide the taps: list them and say what is wrong.
+        unreadable: Optional[IndexError_] = None
+        try:
+            reader = index.open_index() if taps else None
+        except IndexError_ as exc:
+            reader, unreadable = None, exc
         indexed = dict(reader.commits) if reader is not None else {}
         rows = []
         for t in taps:
-            fresh = (
-                "indexed"
-                if indexed.get(t.name) == t.commit
-                else ("stale index" if t.name in indexed else "not indexed")
-            )
+            if unreadable is not None:
+                fresh = "unreadable index"
+            elif indexed.get(t.name) == t.commit:
+                fresh = "indexed"
+            else:
+                fresh = "stale index" if t.name in indexed else "not indexed"
             rows.append({**t.to_dict(), "index": fresh})
         lines = [
             f"{r['name']} @ {r['commit'][:10]}: {r['counts'].get('skill', 0)} skills, {r['counts'].get('rule', 0)} rules, "
             f"{r['counts'].get('workflow', 0)} workflows ({r['index']})"
             for r in rows
         ] or ["No taps yet: run 'boost tap --defaults' in a terminal."]
+        if unreadable is not None:
+            lines.append(f"note: the search index cannot be read ({unreadable})")
         return ToolResult(text="\n".join(lines), structured={"taps": rows})
 
     @reg.tool(
@@ -207,6 +215,8 @@ INSTRUCTIONS = (
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="boost mcp: %(levelname)s %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="boost mcp: %(levelname)s %(message)s"
+    )
     Server(build_registry(), instructions=INSTRUCTIONS).serve_stdio()
     return 0
