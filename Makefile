@@ -11,10 +11,10 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 venv: $(BIN)/python
-	$(BIN)/python -m pip install -q -e .
+	@$(BIN)/python -m pip install -q -e . > $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; exit 1)
 
 dev: $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	@$(BIN)/python -m pip install -q -e '.[dev]' > $(VENV)/install.log 2>&1 || (cat $(VENV)/install.log; exit 1)
 
 demo: venv
 	@bash scripts/demo.sh "$(BIN)/boost" "$(DEMO_HOME)"
