@@ -19,7 +19,7 @@ import pytest
 
 from boost_cli.commands import mcp as mcp_command
 from boost_cli.commands.mcp import INSTRUCTIONS, build_registry
-from boost_cli.core import index, registry
+from boost_cli.core import ai, index, registry, search
 from boost_cli.core.discover import INSTALL_HINT, RETRY_HINT
 from boost_cli.core.mcp import Server
 from tests.helpers import EXAMPLES, ROOT, commit_all, make_repo, skill
@@ -402,3 +402,79 @@ def test_schema_violations_never_reach_the_handlers(tool: str, arguments: Dict[s
     old = Session("2025-06-18")
     reply = old.request("tools/call", {"name": tool, "arguments": arguments})
     assert reply["error"]["code"] == -32602
+
+
+# --------------------------------------------------------------------------- warm-path costs
+
+
+FAKE_CLAUDE_DIR = ROOT / "tests" / "fakebin_claude"
+
+
+def test_auto_backend_follows_the_environment(tmp_path: Path) -> None:
+    assert ai.auto_backend({"PATH": str(tmp_path)}) is None
+    assert ai.auto_backend({"PATH": str(tmp_path), "ANTHROPIC_API_KEY": " "}) is None
+    assert ai.auto_backend({"PATH": str(tmp_path), "ANTHROPIC_API_KEY": "k"}) == "api"
+    assert ai.auto_backend({"PATH": str(FAKE_CLAUDE_DIR)}) == "cli"
+
+
+@pytest.mark.parametrize(
+    "options, env, pool",
+    [
+        ({"limit": 8}, {}, 8),
+        ({"limit": 8, "rerank": "none"}, {"ANTHROPIC_API_KEY": "k"}, 8),
+        ({"limit": 8}, {"ANTHROPIC_API_KEY": "k"}, search.CANDIDATES),
+        ({"limit": 8, "rerank": "api"}, {}, search.CANDIDATES),
+        ({"limit": 8, "taps": ("example",)}, {}, search.CANDIDATES),
+    ],
+)
+def test_the_pool_is_the_shortlist_unless_a_reranker_or_tap_filter_needs_more(
+    no_llm: None,
+    monkeypatch: pytest.MonkeyPatch,
+    options: Dict[str, Any],
+    env: Dict[str, str],
+    pool: int,
+) -> None:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert search.pool_size(search.SearchOptions(query="q", **options)) == pool
+
+
+def test_a_shortlist_pool_gives_the_top_of_the_full_ranking(indexed: Path) -> None:
+    def ids(limit: int) -> List[str]:
+        out = search.run(search.SearchOptions(query="write tests for my app", limit=limit))
+        assert out.diagnostics["pool"] == limit
+        return [h.entry.qualified_name for h in out.hits]
+
+    assert ids(3) == ids(20)[:3]
+
+
+def test_copies_collapsing_below_the_shortlist_widen_the_pool(no_llm: None, tmp_path: Path) -> None:
+    files = {  # a outranks b in each tap, so the first two candidates are copies of a
+        "skills/a/SKILL.md": skill("a", "Lint the files of a monorepo"),
+        "skills/b/SKILL.md": skill("b", "Lint files"),
+    }
+    for tap in ("one", "two"):  # byte-identical copies, no index: the lexical engine
+        registry.add(str(make_repo(tmp_path / tap, files)), name=tap)
+    out = search.run(search.SearchOptions(query="lint monorepo files", limit=2))
+    assert out.engine == "lexical" and out.diagnostics["pool"] == 2
+    assert out.diagnostics["candidates"] == 4  # widened after [one:a, two:a] collapsed to one
+    assert [(h.entry.qualified_name, h.also_in) for h in out.hits] == [
+        ("one:a", ("two:a",)),
+        ("one:b", ("two:b",)),
+    ]
+
+
+def test_open_index_hands_out_one_warm_reader_until_the_index_or_home_changes(
+    indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = index.open_index()
+    assert first is not None and index.open_index() is first
+    commits = first.commits
+    index.build(registry.snapshots(), force=True)  # same commits, a new manifest
+    again = index.open_index()
+    assert again is first and again.commits == commits  # re-read in place
+    first.close()  # a caller closing the shared reader does not break the next one
+    assert index.open_index() is first and first.commits == commits
+    monkeypatch.setenv("BOOST_HOME", str(tmp_path / "another-home"))
+    assert index.open_index() is None
+    monkeypatch.undo()

@@ -318,6 +318,20 @@ def _find_claude(env: Mapping[str, str]) -> Optional[str]:
     return shutil.which("claude", path=env.get("PATH", os.defpath))
 
 
+def auto_backend(env: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """What ``backend="auto"`` resolves to: "api" when ANTHROPIC_API_KEY is set, else "cli"
+    when `claude` is on PATH, else None (no LLM: `rerank` would fail with `NO_LLM`).
+
+    Cheap (an environment look-up and a PATH search), so callers can size their work
+    before calling `rerank` — the search pipeline retrieves a reranking pool only when
+    a reranker will run.
+    """
+    env = os.environ if env is None else env
+    if env.get("ANTHROPIC_API_KEY", "").strip():
+        return "api"
+    return "cli" if _find_claude(env) else None
+
+
 def _resolve_timeout(timeout: Optional[float], env: Mapping[str, str]) -> Union[float, str]:
     """Seconds to allow, or the reason the configured value is unusable."""
     if timeout is not None:
@@ -363,12 +377,12 @@ def rerank(
         return RerankFailure("reranking is turned off", None)
 
     api_key = env.get("ANTHROPIC_API_KEY", "").strip() or None
-    claude = None if backend == "api" or (backend == "auto" and api_key) else _find_claude(env)
     if backend == "auto":
-        backend = "api" if api_key else "cli" if claude else ""
+        backend = auto_backend(env) or ""
         if not backend:
             return RerankFailure(NO_LLM, None)
         log.debug("rerank backend auto → %s", backend)
+    claude = _find_claude(env) if backend == "cli" else None
     if backend == "api" and not api_key:
         return RerankFailure(
             "ANTHROPIC_API_KEY is not set — set it, or use the claude CLI backend", "api"
