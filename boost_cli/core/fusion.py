@@ -85,17 +85,57 @@ def weighted_minmax(
     return _order({doc: math.fsum(sorted(t)) for doc, t in total.items()}, best)
 
 
+def fusion_keys(per_engine: Mapping[str, Sequence[Hit]]) -> Dict[str, str]:
+    """Entry id → the key its hits are fused on: the file's content hash when any engine
+    knows it, else the entry id. BM25 returns one hit per distinct file (copies in
+    ``also_in``) and may pick another copy as its representative than the dense engine
+    does; keying on the content makes both engines' votes for one file add up."""
+    keys: Dict[str, str] = {}
+    for hits in per_engine.values():
+        for hit in hits:
+            if hit.content_hash and hit.entry.id not in keys:
+                keys[hit.entry.id] = hit.content_hash
+    for hits in per_engine.values():
+        for hit in hits:
+            keys.setdefault(hit.entry.id, hit.entry.id)
+    return keys
+
+
+def distinct(hits: Sequence[Hit], keys: Mapping[str, str]) -> List[Hit]:
+    """``hits`` with one hit per key (the best-ranked), later copies' names in its
+    ``also_in``: so an engine's ranks count distinct files, as BM25's do."""
+    out: List[Hit] = []
+    where: Dict[str, int] = {}
+    for hit in hits:
+        key = keys.get(hit.entry.id, hit.entry.id)
+        i = where.get(key)
+        if i is None:
+            where[key] = len(out)
+            out.append(hit)
+            continue
+        keep = out[i]
+        names = (hit.entry.qualified_name, *hit.also_in)
+        extra = tuple(n for n in names if n != keep.entry.qualified_name and n not in keep.also_in)
+        if extra:
+            out[i] = replace(keep, also_in=keep.also_in + tuple(dict.fromkeys(extra)))
+    return out
+
+
 def merge_hits(
-    fused: Sequence[Tuple[str, float]], per_engine: Mapping[str, Sequence[Hit]]
+    fused: Sequence[Tuple[str, float]],
+    per_engine: Mapping[str, Sequence[Hit]],
+    keys: Optional[Mapping[str, str]] = None,
 ) -> List[Hit]:
     """Entry-level hits for ``fused`` ids: the first engine's hit (in ``per_engine`` order,
     BM25 first) gives the entry, snippet, why and content hash; a missing snippet/why/hash is
-    taken from the next engine that has one; ``ranks`` holds every engine's 1-based rank."""
+    taken from the next engine that has one; ``ranks`` holds every engine's 1-based rank.
+    ``keys`` maps entry ids to the ids ``fused`` uses (`fusion_keys`); default: entry ids."""
     by_engine: Dict[str, Dict[str, Tuple[int, Hit]]] = {}
     for engine, hits in per_engine.items():
         table: Dict[str, Tuple[int, Hit]] = {}
         for rank, hit in enumerate(hits, start=1):
-            table.setdefault(hit.entry.id, (rank, hit))
+            key = keys.get(hit.entry.id, hit.entry.id) if keys is not None else hit.entry.id
+            table.setdefault(key, (rank, hit))
         by_engine[engine] = table
     out: List[Hit] = []
     for doc, score in fused:
@@ -110,7 +150,9 @@ def merge_hits(
         snippet = next((h.snippet for _, (_, h) in found if h.snippet), "")
         why = next((h.why for _, (_, h) in found if h.why), "")
         content_hash = next((h.content_hash for _, (_, h) in found if h.content_hash), None)
-        also_in = tuple(dict.fromkeys(x for _, (_, h) in found for x in h.also_in))
+        names = [h.entry.qualified_name for _, (_, h) in found]
+        names += [x for _, (_, h) in found for x in h.also_in]
+        also_in = tuple(n for n in dict.fromkeys(names) if n != base.entry.qualified_name)
         out.append(
             replace(
                 base,
@@ -172,20 +214,27 @@ class HybridRetriever:
         except BoostError as exc:
             self.last_degrade = f"dense skipped: {exc}"
             semantic = []
-        per_engine = {"bm25": lexical, "dense": semantic}
+        return self.fuse({"bm25": lexical, "dense": semantic}, k)
+
+    def fuse(self, per_engine: Mapping[str, Sequence[Hit]], k: int) -> List[Hit]:
+        """The top ``k`` of ``{engine: hits best first}`` fused with this retriever's method:
+        copies of one file are one candidate (`fusion_keys`), each engine's list cut to
+        ``depth`` distinct files first."""
+        keys = fusion_keys(per_engine)
+        lists = {e: distinct(hits, keys)[: max(k, self.depth)] for e, hits in per_engine.items()}
         if self.method == "rrf":
             fused = rrf(
-                {e: [h.entry.id for h in hits] for e, hits in per_engine.items()}, self.rrf_k
+                {e: [keys[h.entry.id] for h in hits] for e, hits in lists.items()}, self.rrf_k
             )
         else:
             fused = weighted_minmax(
-                {e: _first_scores(hits) for e, hits in per_engine.items()}, self.weights
+                {e: _first_scores(hits, keys) for e, hits in lists.items()}, self.weights
             )
-        return merge_hits(fused[:k], per_engine)
+        return merge_hits(fused[:k], lists, keys)
 
 
-def _first_scores(hits: Sequence[Hit]) -> Dict[str, float]:
+def _first_scores(hits: Sequence[Hit], keys: Mapping[str, str]) -> Dict[str, float]:
     out: Dict[str, float] = {}
     for h in hits:
-        out.setdefault(h.entry.id, h.score)
+        out.setdefault(keys[h.entry.id], h.score)
     return out
