@@ -15,11 +15,14 @@ The store is one SQLite file (`paths.vectors_path()`):
 - ``vec_items`` — where sqlite-vec loads, a ``vec0`` (cosine) index derived from ``items``.
   A generation stamp in ``meta`` says whether it is in sync; a Python that cannot load the
   extension still writes ``items``, and the next build that can resyncs the index. Until
-  then queries use the exact flat scan, which ranks the same.
+  then queries use the exact flat search, which ranks the same.
+- ``flat`` — the vectors as int8 codes laid out for a fast exact search in pure Python
+  (`FlatIndex`), derived from ``items`` like ``vec_items`` and stamped with the generation
+  it was built from; a store without it (or with a stale one) is scanned row by row.
 
 Backends: ``sqlite-vec`` when ``sqlite3`` can load extensions and ``sqlite_vec`` imports;
-otherwise ``flat`` — an exact scan over the blobs (numpy when importable, else pure Python).
-`backend_status()` says which and why. Nothing here imports sqlite_vec or numpy at import.
+otherwise ``flat`` — exact top-k through `FlatIndex` (pure Python, ~15 ms for 9,223 × 384).
+`backend_status()` says which and why. Nothing here imports sqlite_vec at import.
 """
 
 from __future__ import annotations
@@ -27,10 +30,13 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
+import math
 import operator
 import os
 import sqlite3
+import sys
 import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
@@ -50,6 +56,7 @@ from boost_cli.core.embed import (
     EmbedConfig,
     EmbeddingCache,
     EmbedFailure,
+    EmbedResult,
     embed,
     missing_key_reason,
     model_id,
@@ -69,6 +76,7 @@ SNIPPET_CHARS = 300
 CHUNKS_PER_HIT = 4  # with the chunk unit, ask the index for k * this many vectors first
 MAX_KNN = 4096  # sqlite-vec's largest k
 QUERY_TIMEOUT = 15.0
+BUILD_TIMEOUT = 30.0
 QUERY_TRIES = 2
 
 _NO_LOAD_FIX = (
@@ -89,6 +97,13 @@ class DenseUnavailable(IndexError_):
     @property
     def reason(self) -> str:
         return str(self)
+
+
+class DenseProviderFailed(DenseUnavailable):
+    """The store is fine but the embedding provider could not embed the query (down, slow,
+    refusing the key). Exit code 6, like every provider failure."""
+
+    exit_code = ProviderError.exit_code
 
 
 # --------------------------------------------------------------------------- backends
@@ -114,14 +129,6 @@ def _load_vec(conn: sqlite3.Connection) -> Tuple[bool, str]:
     return True, f"sqlite-vec {version}"
 
 
-def _flat_math() -> str:
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
-        return "pure Python"
-    return "numpy"
-
-
 def backend_status() -> Tuple[str, str]:
     """("sqlite-vec", "sqlite-vec v0.1.9 loaded") or ("flat", why, and how to get sqlite-vec)."""
     conn = sqlite3.connect(":memory:")
@@ -131,7 +138,7 @@ def backend_status() -> Tuple[str, str]:
         conn.close()
     if ok:
         return "sqlite-vec", f"{note} loaded"
-    return "flat", f"exact flat scan ({_flat_math()}): {note}"
+    return "flat", f"exact flat scan (quantised index, pure Python): {note}"
 
 
 # --------------------------------------------------------------------------- reports
@@ -424,7 +431,56 @@ class _Store:
                 params.append(kind)
             rows = self.conn.execute(sql + " ORDER BY distance", params).fetchall()
             return _ranked((int(i), 1.0 - float(d)) for i, d in rows)[:k]
-        return _flat_knn(self.conn, query, k, kind)
+        flat = self.flat_index()
+        if flat is not None:
+            return flat.knn(self.conn, query, k, kind)
+        return _scan_knn(self.conn, query, k, kind)
+
+    # -- the quantised flat index
+
+    def flat_in_sync(self) -> bool:
+        meta = self.meta()
+        return meta.get("flat_generation") == meta.get("generation") and bool(
+            meta.get("flat_generation")
+        )
+
+    def sync_flat(self) -> None:
+        """Rewrite the ``flat`` table (see `FlatIndex`) from ``items`` when it is stale."""
+        if self.flat_in_sync():
+            return
+        rows = self.conn.execute("SELECT id, kind, vector FROM items ORDER BY id").fetchall()
+        blobs = FlatIndex.encode(rows)
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS flat (name TEXT PRIMARY KEY, data BLOB NOT NULL)"
+            )
+            self.conn.execute("DELETE FROM flat")
+            self.conn.executemany("INSERT INTO flat VALUES (?, ?)", sorted(blobs.items()))
+            self.set_meta(flat_generation=self.meta().get("generation", "0"))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def flat_index(self) -> Optional[FlatIndex]:
+        """The quantised index of this store's vectors (loaded once per process and
+        generation), or None when the store predates it or it is stale."""
+        meta = self.meta()
+        generation = meta.get("flat_generation")
+        if not generation or generation != meta.get("generation"):
+            return None
+        key = (str(self.path.resolve()), generation, meta.get("dimensions", ""))
+        cached = _FLAT_CACHE.get(key)
+        if cached is not None:
+            return cached
+        blobs = dict(self.conn.execute("SELECT name, data FROM flat"))
+        index = FlatIndex.decode(blobs)
+        if index is None:
+            return None
+        _FLAT_CACHE.clear()  # one store per process is the norm: keep only the newest
+        _FLAT_CACHE[key] = index
+        return index
 
 
 def _ranked(pairs: Iterable[Tuple[int, float]]) -> List[Tuple[int, float]]:
@@ -432,30 +488,237 @@ def _ranked(pairs: Iterable[Tuple[int, float]]) -> List[Tuple[int, float]]:
     return sorted(pairs, key=lambda p: (-p[1], p[0]))
 
 
-def _flat_knn(
+def _scan_knn(
     conn: sqlite3.Connection, query: Sequence[float], k: int, kind: Optional[str]
 ) -> List[Tuple[int, float]]:
-    """Exact cosine over every stored vector (all unit length, so a dot product)."""
+    """Exact cosine over every stored vector (all unit length, so a dot product): the
+    fallback for a store whose `FlatIndex` is missing or stale."""
     sql = "SELECT id, vector FROM items"
     params: Tuple[Any, ...] = ()
     if kind is not None:
         sql += " WHERE kind = ?"
         params = (kind,)
     rows = conn.execute(sql, params).fetchall()
-    if not rows:
-        return []
-    try:
-        import numpy as np
-    except ImportError:
-        q = list(query)
-        mul = operator.mul
-        scored = ((int(i), sum(map(mul, q, unpack(blob)))) for i, blob in rows)
-        best = heapq.nsmallest(k, scored, key=lambda p: (-p[1], p[0]))
-        return [(i, float(s)) for i, s in best]
-    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), -1)
-    scores = matrix @ np.asarray(query, dtype="<f4")
-    ids = [int(i) for i, _ in rows]
-    return _ranked((ids[j], float(scores[j])) for j in range(len(rows)))[:k]
+    q = list(query)
+    mul = operator.mul
+    scored = ((int(i), sum(map(mul, q, unpack(blob)))) for i, blob in rows)
+    return _ranked(heapq.nsmallest(k, scored, key=lambda p: (-p[1], p[0])))
+
+
+def _exact(
+    conn: sqlite3.Connection, query: Sequence[float], ids: Sequence[int]
+) -> List[Tuple[int, float]]:
+    """(item id, exact dot product with ``query``) for ``ids``, in double precision."""
+    q = list(query)
+    mul = operator.mul
+    out: List[Tuple[int, float]] = []
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for i, blob in conn.execute(f"SELECT id, vector FROM items WHERE id IN ({marks})", part):
+            out.append((int(i), sum(map(mul, q, unpack(blob)))))
+    return out
+
+
+_FLAT_LAYOUT = "1"
+_FLAT_CACHE: Dict[Tuple[str, str, str], FlatIndex] = {}
+_SLOT_BYTES = 4  # one uint32 lane per vector in a column integer: 255 * 255 * dims < 2**32
+_MAX_FLAT_DIMS = (2**32 - 1) // (255 * 255)  # 66,052 dimensions
+_U32 = "I" if array("I").itemsize == 4 else "L"  # the array typecode of a 32-bit lane
+
+
+def _quantise(vector: Sequence[float]) -> Tuple[bytes, float, int, float]:
+    """``vector`` as int8 codes stored offset by 128 (bytes 1..255), with its scale ``s``
+    (component ≈ s · (code - 128)), the sum of the signed codes, and the error
+    ``‖v - s·ĉ‖₂`` (exact, computed in double precision)."""
+    top = max(map(abs, vector))
+    if not top:
+        return bytes([128]) * len(vector), 1.0, 0, 0.0
+    inv, scale = 127.0 / top, top / 127.0
+    # x·inv is in [-127, 127]; + 128.5 then int() (floor, all positive) rounds half up.
+    codes = bytes(map(int, map((128.5).__add__, map(inv.__mul__, vector))))
+    signed = [c - 128 for c in codes]
+    dot = math.fsum(map(operator.mul, vector, signed))
+    sq = math.fsum(map(operator.mul, signed, signed))
+    norm = math.fsum(map(operator.mul, vector, vector))
+    error = math.sqrt(max(0.0, norm - 2 * scale * dot + scale * scale * sq))
+    return codes, scale, sum(signed), error
+
+
+class FlatIndex:
+    """Exact top-k cosine without numpy or sqlite-vec, ~10x faster than scanning floats.
+
+    Every vector is stored as int8 codes with a per-vector scale (`_quantise`) and the
+    exact size of its rounding error. A query is quantised the same way; the integer dot
+    products with all N vectors come from one pass of big-integer arithmetic: code column
+    ``i`` (dimension ``i`` of every vector) is one Python int with a 32-bit lane per
+    vector, so ``Σ_i p_i · column_i`` is ``dims`` multiply-adds of C-speed big integers
+    whose lanes hold every vector's dot product (the codes are offset to be positive, so
+    lanes never borrow; the offsets are subtracted per vector afterwards). No numpy: its
+    import alone (50-150 ms) costs more than a query here, and its integer matrix product
+    is no faster than the big integers (both measured).
+
+    ``approx_j = s_q · s_j · (q̂ · ĉ_j)`` is within ``bound_j = e_j + e_q · (1 + e_j)`` of
+    the true cosine (Cauchy-Schwarz on ``q·v - q̂·v̂ = q·(v - v̂) + (q - q̂)·v̂``, unit
+    vectors). Any vector whose upper bound is below the k-th best lower bound cannot be
+    in the top k; the rest (about 2k) are rescored exactly from their float32 blobs, so
+    the ranking is the exact scan's, bit for bit. Measured on 9,223 × 384 (pure Python,
+    2 cores): a query takes ~15 ms instead of ~140 ms; loading the index once per process
+    ~30 ms; building it ~1.3 s per 9,000 vectors.
+    """
+
+    def __init__(
+        self,
+        ids: Sequence[int],
+        kinds: bytes,
+        kind_names: Sequence[str],
+        codes: bytes,
+        scales: Sequence[float],
+        sums: Sequence[int],
+        errors: Sequence[float],
+        dims: int,
+    ) -> None:
+        self.ids = ids
+        self.kinds = kinds
+        self.kind_names = list(kind_names)
+        self.scales = scales
+        self.sums = sums
+        self.errors = errors
+        self.dims = dims
+        self.n = len(ids)
+        lanes = bytearray(_SLOT_BYTES * self.n * dims)
+        lanes[0::_SLOT_BYTES] = codes
+        view = memoryview(lanes)
+        width = _SLOT_BYTES * self.n
+        self._columns = [
+            int.from_bytes(view[i * width : (i + 1) * width], "little") for i in range(dims)
+        ]
+
+    # -- persistence: a few blobs in the store's ``flat`` table
+
+    @staticmethod
+    def encode(rows: Sequence[Tuple[int, str, bytes]]) -> Dict[str, bytes]:
+        """The ``flat`` table's blobs for ``(item id, kind, float32 blob)`` rows."""
+        ids = array("q")
+        scales = array("d")
+        sums = array("q")
+        errors = array("d")
+        kinds = bytearray()
+        kind_names: List[str] = []
+        row_codes: List[bytes] = []
+        dims = 0
+        for item_id, kind, blob in rows:
+            vector = unpack(blob)
+            dims = dims or len(vector)
+            if len(vector) != dims:
+                raise IndexError_(
+                    "the vector store holds vectors of different lengths", _REINDEX_FIX
+                )
+            codes, scale, total, error = _quantise(vector)
+            if kind not in kind_names:
+                kind_names.append(kind)
+            ids.append(int(item_id))
+            kinds.append(kind_names.index(kind))
+            scales.append(scale)
+            sums.append(total)
+            errors.append(error)
+            row_codes.append(codes)
+        rows_major = b"".join(row_codes)
+        columns = b"".join(rows_major[i::dims] for i in range(dims)) if dims else b""
+        head = {"layout": _FLAT_LAYOUT, "dims": dims, "kinds": kind_names, "n": len(ids)}
+        return {
+            "head": json.dumps(head).encode("utf-8"),
+            "ids": _le(ids),
+            "kinds": bytes(kinds),
+            "codes": columns,
+            "scales": _le(scales),
+            "sums": _le(sums),
+            "errors": _le(errors),
+        }
+
+    @classmethod
+    def decode(cls, blobs: Mapping[str, bytes]) -> Optional[FlatIndex]:
+        """The index from `encode`'s blobs, or None when they are of another layout,
+        incomplete, or too wide for 32-bit lanes."""
+        try:
+            head = json.loads(blobs["head"].decode("utf-8"))
+            if head.get("layout") != _FLAT_LAYOUT:
+                return None
+            dims, n, kind_names = int(head["dims"]), int(head["n"]), list(head["kinds"])
+            ids, sums = _from_le("q", blobs["ids"]), _from_le("q", blobs["sums"])
+            scales, errors = _from_le("d", blobs["scales"]), _from_le("d", blobs["errors"])
+            kinds, codes = bytes(blobs["kinds"]), bytes(blobs["codes"])
+        except (KeyError, ValueError, TypeError, AttributeError):
+            return None
+        sizes = {len(ids), len(sums), len(scales), len(errors), len(kinds)}
+        if sizes != {n} or len(codes) != n * dims or not 0 < dims <= _MAX_FLAT_DIMS:
+            return None
+        return cls(ids, kinds, kind_names, codes, scales, sums, errors, dims)
+
+    # -- queries
+
+    def _dots(self, p: Sequence[int]) -> Sequence[int]:
+        """``q̂ · ĉ_j`` for every vector j (exact integers), ``p`` the query's codes."""
+        acc = 0
+        for weight, column in zip(p, self._columns):
+            acc += weight * column
+        lanes = array(_U32)
+        lanes.frombytes(acc.to_bytes(_SLOT_BYTES * self.n, "little"))
+        if sys.byteorder == "big":
+            lanes.byteswap()
+        # Σ p_i·c_ij = q̂·ĉ_j + 128·Σĉ_j + 128·Σq̂ + 128²·dims
+        offset = 128 * (sum(p) - 128 * self.dims) + 16384 * self.dims
+        return [lane - 128 * total - offset for lane, total in zip(lanes, self.sums)]
+
+    def knn(
+        self, conn: sqlite3.Connection, query: Sequence[float], k: int, kind: Optional[str]
+    ) -> List[Tuple[int, float]]:
+        """(item id, exact cosine) of the ``k`` nearest vectors, best first."""
+        if len(query) != self.dims:
+            raise DenseUnavailable(
+                f"the query vector has {len(query)} dimensions, the store {self.dims}",
+                "run 'boost reindex --dense --force' to re-embed",
+            )
+        if kind is not None:
+            if kind not in self.kind_names:
+                return []
+            code = self.kind_names.index(kind)
+            rows: Sequence[int] = [j for j, c in enumerate(self.kinds) if c == code]
+        else:
+            rows = range(self.n)
+        if not rows:
+            return []
+        p, scale_q, _, error_q = _quantise(query)
+        dots = self._dots(p)
+        scales, errors = self.scales, self.errors
+        # Slack covers float rounding in the bound arithmetic itself.
+        approx = [
+            (dots[j] * scale_q * scales[j], errors[j] + error_q * (1 + errors[j]) + 1e-9)
+            for j in rows
+        ]
+        if len(approx) > k:
+            floor = heapq.nlargest(k, [a - b for a, b in approx])[-1]
+            keep = [rows[i] for i, (a, b) in enumerate(approx) if a + b >= floor]
+        else:
+            keep = list(rows)
+        ids = self.ids
+        return _ranked(_exact(conn, query, [ids[j] for j in keep]))[:k]
+
+
+def _le(values: array[Any]) -> bytes:
+    """Little-endian bytes of an array (the blobs are portable across machines)."""
+    out = array(values.typecode, values)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out.tobytes()
+
+
+def _from_le(typecode: str, blob: bytes) -> array[Any]:
+    out = array(typecode)
+    out.frombytes(blob)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out
 
 
 # --------------------------------------------------------------------------- text units
@@ -632,7 +895,7 @@ def build_dense(
     progress: Optional[BuildProgress] = None,
     path: Optional[Path] = None,
     backend: str = "auto",
-    timeout: float = 30,
+    timeout: Optional[float] = None,
     max_retries: int = 4,
 ) -> DenseBuildReport:
     """Embed the taps of ``snapshots`` into the vector store, incrementally.
@@ -641,8 +904,11 @@ def build_dense(
     removed. A different embedder or unit than the store's (or ``force``) resets it first.
     Each tap is written in one transaction with its commit. Raises `ProviderError` when
     the provider fails: taps finished so far stay, and every vector already received is
-    cached, so the next run sends only the rest. ``progress(done, total, tap)`` counts
-    texts sent for the tap being embedded.
+    cached, so the next run sends only the rest. When the store must be reset (``force``,
+    another embedder or unit), every text is embedded (into the cache) before the store
+    is touched, so a provider failure leaves the previous store as it was.
+    ``progress(done, total, tap)`` counts texts sent for the tap being embedded.
+    ``timeout`` (seconds a request may take) defaults to ``config.timeout``, else 30.
     """
     if unit not in UNITS:
         raise UsageError(f"unknown dense unit {unit!r}", f"use one of: {', '.join(UNITS)}")
@@ -653,26 +919,12 @@ def build_dense(
         reset: Optional[str] = "forced" if force else None
         if reset is None and meta.get("provider"):
             reset = _mismatch(meta, config, unit)
-        if reset is not None:
-            store.reset()
-        store.set_meta(**_identity(config, unit))
-        stored = {} if reset else store.taps()
-        wanted = {s.name for s in snapshots}
-        removed = tuple(sorted(n for n in store.taps() if n not in wanted))
-        for name in removed:
-            store.replace_tap(name, None, (), (), {})
         cache = EmbeddingCache(store.conn)
-        embedded: List[str] = []
-        reused: List[str] = []
-        texts = sent = chars = skipped = 0
-        for snap in sorted(snapshots, key=lambda s: s.name):
-            if stored.get(snap.name) == snap.commit:
-                reused.append(snap.name)
-                continue
-            units, hashes, missing = _tap_units(snap, unit)
-            skipped += missing
+        seconds = timeout or config.timeout or BUILD_TIMEOUT
+        ordered = sorted(snapshots, key=lambda s: s.name)
 
-            def tick(done: int, total: int, tap: str = snap.name) -> None:
+        def embed_tap(units: Sequence[_Unit], tap: str) -> EmbedResult:
+            def tick(done: int, total: int) -> None:
                 if progress is not None:
                     progress(done, total, tap)
 
@@ -680,15 +932,43 @@ def build_dense(
                 [u.text for u in units],
                 config=config,
                 progress=tick,
-                timeout=timeout,
+                timeout=seconds,
                 max_retries=max_retries,
             )
             if isinstance(outcome, EmbedFailure):
+                store.sync_vec()
+                store.sync_flat()  # the taps finished so far stay fast to query
                 raise ProviderError(
                     f"dense index not finished: {outcome.reason}",
                     "fix the provider and run 'boost reindex --dense' again — what was "
                     "embedded so far is cached and will not be sent again",
                 )
+            return outcome
+
+        texts = sent = chars = skipped = 0
+        if reset is not None:
+            # Pay for every vector before dropping the old ones: a failure here leaves the
+            # store as it was, and the loop below finds everything in the cache.
+            for snap in ordered:
+                outcome = embed_tap(_tap_units(snap, unit)[0], snap.name)
+                sent += outcome.sent
+                chars += outcome.sent_chars
+            store.reset()
+        store.set_meta(**_identity(config, unit))
+        stored = {} if reset else store.taps()
+        wanted = {s.name for s in snapshots}
+        removed = tuple(sorted(n for n in store.taps() if n not in wanted))
+        for name in removed:
+            store.replace_tap(name, None, (), (), {})
+        embedded: List[str] = []
+        reused: List[str] = []
+        for snap in ordered:
+            if stored.get(snap.name) == snap.commit:
+                reused.append(snap.name)
+                continue
+            units, hashes, missing = _tap_units(snap, unit)
+            skipped += missing
+            outcome = embed_tap(units, snap.name)
             _check_vectors(store, config, outcome.dimensions, outcome.model, bool(units))
             store.replace_tap(snap.name, snap.commit, units, outcome.vectors, hashes)
             embedded.append(snap.name)
@@ -696,6 +976,7 @@ def build_dense(
             sent += outcome.sent
             chars += outcome.sent_chars
         store.sync_vec()
+        store.sync_flat()
         entries, _ = store.counts()
         return DenseBuildReport(
             provider=config.provider,
@@ -881,11 +1162,11 @@ class DenseIndex:
             [text],
             config=self.config,
             input_type="query",
-            timeout=QUERY_TIMEOUT,
+            timeout=self.config.timeout or QUERY_TIMEOUT,
             max_retries=QUERY_TRIES,
         )
         if isinstance(outcome, EmbedFailure):
-            raise DenseUnavailable(
+            raise DenseProviderFailed(
                 outcome.reason, "check the embedding provider, or use --engine bm25"
             )
         if meta.get("dimensions") and str(outcome.dimensions) != meta["dimensions"]:
@@ -901,11 +1182,37 @@ class DenseIndex:
                 f"with {served!r}",
                 "run 'boost reindex --dense --force' to re-embed",
             )
-        # Chunk unit: an entry with many matching chunks can crowd the first k * 4 vectors,
-        # so widen until k distinct entries are found or every vector has been seen.
+        return self._nearest(store, meta, outcome.vectors[0], k, kind)
+
+    def search_vector(
+        self, vector: Sequence[float], k: int = 60, kind: Optional[str] = None
+    ) -> List[Hit]:
+        """Like `query` for a query vector embedded already (by the store's embedder;
+        evaluation scripts cache them): the ``k`` nearest distinct files."""
+        if k <= 0:
+            return []
+        store = _open_existing(self.path, self.backend)
+        try:
+            meta = store.meta()
+            if meta.get("dimensions") and str(len(vector)) != meta["dimensions"]:
+                raise DenseUnavailable(
+                    f"the query vector has {len(vector)} dimensions, the store "
+                    f"{meta['dimensions']}",
+                    "run 'boost reindex --dense --force' to re-embed",
+                )
+            return self._nearest(store, meta, vector, k, kind)
+        finally:
+            store.close()
+
+    @staticmethod
+    def _nearest(
+        store: _Store, meta: Mapping[str, str], vector: Sequence[float], k: int, kind: Optional[str]
+    ) -> List[Hit]:
+        # Copies of one file and, with the chunk unit, an entry's many chunks can crowd the
+        # first k vectors: widen until k distinct files are found or every vector was seen.
         wanted = k * (CHUNKS_PER_HIT if meta.get("unit") == "chunk" else 1)
         while True:
-            nearest = store.knn(outcome.vectors[0], wanted, kind)
+            nearest = store.knn(vector, wanted, kind)
             hits = _hits(store.conn, nearest, k)
             if len(hits) >= k or len(nearest) < wanted or wanted >= MAX_KNN:
                 return hits
@@ -913,46 +1220,53 @@ class DenseIndex:
 
 
 def _hits(conn: sqlite3.Connection, nearest: Sequence[Tuple[int, float]], k: int) -> List[Hit]:
-    """Item matches → entry hits: an entry scores its best item; ranks are 1-based."""
+    """Item matches → one hit per distinct file, as BM25 gives: a file scores its best
+    item; copies of it (same bytes, another entry) seen among ``nearest`` go to
+    ``also_in``; ranks are 1-based."""
     if not nearest:
         return []
-    marks = ",".join("?" * len(nearest))
-    items = {
-        int(i): (eid, snippet)
+    items: Dict[int, Tuple[str, str]] = {}
+    for start in range(0, len(nearest), 500):
+        part = [i for i, _ in nearest[start : start + 500]]
+        marks = ",".join("?" * len(part))
         for i, eid, snippet in conn.execute(
-            f"SELECT id, entry_id, snippet FROM items WHERE id IN ({marks})",
-            [i for i, _ in nearest],
-        )
-    }
-    best: Dict[str, Tuple[float, str]] = {}
-    order: List[str] = []
-    for item_id, score in nearest:
-        row = items.get(item_id)
-        if row is None or row[0] in best:
-            continue
-        best[row[0]] = (score, row[1])
-        order.append(row[0])
-        if len(order) == k:
-            break
-    marks = ",".join("?" * len(order))
-    entries = {
-        eid: (Entry.from_dict(json.loads(js)), sha)
+            f"SELECT id, entry_id, snippet FROM items WHERE id IN ({marks})", part
+        ):
+            items[int(i)] = (eid, snippet)
+    eids = list(dict.fromkeys(row[0] for row in items.values()))
+    entries: Dict[str, Tuple[Entry, Optional[str]]] = {}
+    for start in range(0, len(eids), 500):
+        names = eids[start : start + 500]
+        marks = ",".join("?" * len(names))
         for eid, js, sha in conn.execute(
             f"SELECT entry_id, entry_json, file_sha256 FROM entries WHERE entry_id IN ({marks})",
-            order,
-        )
-    }
-    hits: List[Hit] = []
-    for eid in order:
-        if eid not in entries:
+            names,
+        ):
+            entries[eid] = (Entry.from_dict(json.loads(js)), sha)
+    best: Dict[str, Tuple[Entry, float, str, Optional[str]]] = {}
+    copies: Dict[str, List[str]] = {}
+    seen: set = set()
+    for item_id, score in nearest:
+        row = items.get(item_id)
+        if row is None or row[0] in seen or row[0] not in entries:
             continue
-        entry, sha = entries[eid]
-        score, snippet = best[eid]
+        seen.add(row[0])
+        entry, sha = entries[row[0]]
+        key = sha or entry.id
+        if key in best:
+            copies[key].append(entry.qualified_name)
+        elif len(best) < k:
+            best[key] = (entry, score, row[1], sha)
+            copies[key] = []
+    hits: List[Hit] = []
+    for key, (entry, score, snippet, sha) in best.items():
+        also = tuple(n for n in dict.fromkeys(copies[key]) if n != entry.qualified_name)
         hits.append(
             Hit(
                 entry=entry,
                 score=score,
                 snippet=snippet,
+                also_in=also,
                 ranks={"dense": len(hits) + 1},
                 content_hash=sha,
             )

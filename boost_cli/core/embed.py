@@ -111,6 +111,7 @@ class EmbedConfig:
     model: str
     base_url: Optional[str] = None
     dimensions: Optional[int] = None
+    timeout: Optional[float] = None  # seconds a request may take; None: the caller's default
 
     @property
     def endpoint(self) -> str:
@@ -153,12 +154,13 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
     """The embedder to use, or None when none is configured.
 
     ``config`` is the loaded config (its ``settings.embed`` object: ``provider``, ``model``,
-    ``base_url``, ``dimensions``) or the settings mapping itself. The environment wins over
-    the file: ``BOOST_EMBED_PROVIDER`` (``none`` turns dense off), ``BOOST_EMBED_MODEL``,
-    ``BOOST_EMBED_BASE_URL``, ``BOOST_EMBED_DIMENSIONS``. With no provider named, a base URL
+    ``base_url``, ``dimensions``, ``timeout``) or the settings mapping itself. The
+    environment wins over the file: ``BOOST_EMBED_PROVIDER`` (``none`` turns dense off),
+    ``BOOST_EMBED_MODEL``, ``BOOST_EMBED_BASE_URL``, ``BOOST_EMBED_DIMENSIONS``,
+    ``BOOST_EMBED_TIMEOUT`` (seconds per request). With no provider named, a base URL
     means ``openai-compatible``, else ``VOYAGE_API_KEY`` means ``voyage``, else
     ``OPENAI_API_KEY`` means ``openai``. Raises `ConfigError` for an unknown provider, a
-    base URL that is not http(s), or dimensions that are not a positive integer.
+    base URL that is not http(s), or dimensions or a timeout that are not positive.
     """
     settings = config.get("settings", config)
     section = settings.get("embed") if isinstance(settings, Mapping) else None
@@ -175,6 +177,7 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
     base_url = pick("BOOST_EMBED_BASE_URL", "base_url")
     model = pick("BOOST_EMBED_MODEL", "model")
     dims_raw = pick("BOOST_EMBED_DIMENSIONS", "dimensions")
+    timeout_raw = pick("BOOST_EMBED_TIMEOUT", "timeout")
     if provider is None:
         if base_url:
             provider = "openai-compatible"
@@ -212,11 +215,23 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
                 f"embedding dimensions {dims_raw!r} is not a positive integer",
                 "set BOOST_EMBED_DIMENSIONS to e.g. 256, or unset it",
             )
+    timeout: Optional[float] = None
+    if timeout_raw is not None:
+        try:
+            timeout = float(timeout_raw)
+        except ValueError:
+            timeout = 0.0
+        if not (math.isfinite(timeout) and timeout > 0):
+            raise ConfigError(
+                f"embedding timeout {timeout_raw!r} is not a positive number of seconds",
+                "set BOOST_EMBED_TIMEOUT to e.g. 60, or unset it",
+            )
     return EmbedConfig(
         provider=provider,
         model=model or DEFAULT_MODELS[provider],
         base_url=None if provider == "hash" else base_url,
         dimensions=dimensions,
+        timeout=timeout,
     )
 
 
