@@ -338,3 +338,69 @@ def test_egress_notice_is_printed_before_a_remote_run(
     assert dense["sent"] > 20 and server.requests
     assert again.returncode == 0 and "boost will send" not in again.stderr  # nothing new to send
     assert json.loads(again.stdout)["dense"]["sent"] == 0
+
+
+# --------------------------------------------------------------------------- the flat index
+
+
+def _random_store(n: int, dims: int, seed: int) -> sqlite3.Connection:
+    """An in-memory ``items`` table of ``n`` random unit vectors, with exact duplicates and
+    near-ties mixed in (the cases where a quantised ranking would go wrong)."""
+    import math
+    import random
+
+    from boost_cli.core.embed import pack
+
+    rng = random.Random(seed)
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, kind TEXT, vector BLOB)")
+    vectors: List[List[float]] = []
+    for i in range(n):
+        if vectors and i % 7 == 0:
+            v = list(vectors[rng.randrange(len(vectors))])  # an exact copy: a tie
+        elif vectors and i % 5 == 0:
+            v = [x + rng.gauss(0, 1e-4) for x in vectors[-1]]  # a near-tie
+        else:
+            v = [rng.gauss(0, 1) for _ in range(dims)]
+        norm = math.sqrt(sum(x * x for x in v))
+        v = [x / norm for x in v]
+        vectors.append(v)
+        kind = ("skill", "rule", "workflow")[i % 3]
+        conn.execute("INSERT INTO items VALUES (?, ?, ?)", (i * 3 + 1, kind, pack(v)))
+    return conn
+
+
+@pytest.mark.parametrize("dims", [8, 96])
+def test_flat_index_ranks_exactly_like_the_scan(dims: int) -> None:
+    import random
+
+    from boost_cli.core.dense import FlatIndex, _scan_knn
+    from boost_cli.core.embed import unpack
+
+    conn = _random_store(700, dims, seed=dims)
+    rows = conn.execute("SELECT id, kind, vector FROM items ORDER BY id").fetchall()
+    index = FlatIndex.decode(FlatIndex.encode(rows))
+    assert index is not None and index.n == 700 and index.dims == dims
+    rng = random.Random(1)
+    for trial in range(30):
+        if trial % 3 == 0:  # a stored vector as the query: its copies tie at the top
+            query = list(unpack(rows[rng.randrange(len(rows))][2]))
+        else:
+            query = [rng.gauss(0, 1) for _ in range(dims)]
+            norm = sum(x * x for x in query) ** 0.5
+            query = [x / norm for x in query]
+        k = rng.choice([1, 5, 60, 699, 2000])
+        kind = rng.choice([None, "skill", "rule", "workflow", "nonexistent"])
+        assert index.knn(conn, query, k, kind) == _scan_knn(conn, query, k, kind), (trial, k, kind)
+
+
+def test_flat_index_blobs_of_another_layout_are_ignored() -> None:
+    from boost_cli.core.dense import FlatIndex
+
+    conn = _random_store(20, 4, seed=3)
+    blobs = FlatIndex.encode(conn.execute("SELECT id, kind, vector FROM items").fetchall())
+    assert FlatIndex.decode(blobs) is not None
+    other = dict(blobs, head=blobs["head"].replace(b'"layout": "1"', b'"layout": "2"'))
+    assert FlatIndex.decode(other) is None
+    assert FlatIndex.decode(dict(blobs, codes=blobs["codes"][:-1])) is None
+    assert FlatIndex.decode({k: v for k, v in blobs.items() if k != "errors"}) is None

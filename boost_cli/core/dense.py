@@ -457,7 +457,11 @@ class _Store:
             )
             self.conn.execute("DELETE FROM flat")
             self.conn.executemany("INSERT INTO flat VALUES (?, ?)", sorted(blobs.items()))
-            self.set_meta(flat_generation=self.meta().get("generation", "0"))
+            # flat_id names this very index: a store deleted and rebuilt to the same
+            # generation must not be served from a process's cache of the old one.
+            self.set_meta(
+                flat_generation=self.meta().get("generation", "0"), flat_id=os.urandom(8).hex()
+            )
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
@@ -470,7 +474,7 @@ class _Store:
         generation = meta.get("flat_generation")
         if not generation or generation != meta.get("generation"):
             return None
-        key = (str(self.path.resolve()), generation, meta.get("dimensions", ""))
+        key = (str(self.path.resolve()), generation, meta.get("flat_id", ""))
         cached = _FLAT_CACHE.get(key)
         if cached is not None:
             return cached
