@@ -224,7 +224,7 @@ def test_initialized_notification_gets_no_reply_and_tools_are_listed(server: Mcp
         assert t["inputSchema"]["additionalProperties"] is False
     search = by_name["boost_search"]
     assert search["inputSchema"]["required"] == ["query"]
-    assert set(search["inputSchema"]["properties"]) == {"query", "limit", "kind", "tap"}
+    assert set(search["inputSchema"]["properties"]) == {"query", "limit", "kind", "tap", "rerank"}
     out = search["outputSchema"]
     assert out["type"] == "object" and set(out["required"]) == {"query", "engine", "results"}
     assert set(out["properties"]["results"]["items"]["required"]) == HIT_KEYS | {"tap", "name"}

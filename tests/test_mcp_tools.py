@@ -478,3 +478,28 @@ def test_open_index_hands_out_one_warm_reader_until_the_index_or_home_changes(
     monkeypatch.setenv("BOOST_HOME", str(tmp_path / "another-home"))
     assert index.open_index() is None
     monkeypatch.undo()
+
+
+def test_rerank_is_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """boost_search passes rerank='none' unless the caller asks for it."""
+    from boost_cli.commands import mcp as mcp_cmd
+    from boost_cli.core import search as search_mod
+
+    seen = []
+
+    def fake_run(opts: search_mod.SearchOptions) -> search_mod.SearchOutcome:
+        seen.append(opts.rerank)
+        return search_mod.SearchOutcome(hits=[], engine="bm25")
+
+    monkeypatch.setattr(mcp_cmd.search, "run", fake_run)
+    server = mcp_cmd.Server(mcp_cmd.build_registry())
+    for args in ({"query": "x"}, {"query": "x", "rerank": True}, {"query": "x", "rerank": False}):
+        server.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "boost_search", "arguments": args},
+            }
+        )
+    assert seen == ["none", "auto", "none"]

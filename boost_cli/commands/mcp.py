@@ -36,6 +36,10 @@ SEARCH_INPUT = {
             "description": "only this kind",
         },
         "tap": {"type": "string", "minLength": 1, "description": "only this tap (registry)"},
+        "rerank": {
+            "type": "boolean",
+            "description": "rerank with an LLM when one is configured (slower: seconds); default false, BM25/hybrid order",
+        },
     },
     "required": ["query"],
     "additionalProperties": False,
@@ -86,6 +90,9 @@ def build_registry() -> Registry:
             limit=int(args.get("limit", 8)),
             kind=args.get("kind"),
             taps=(args["tap"],) if args.get("tap") else (),
+            # The caller is an LLM already: reranking (a `claude -p` process or an API call)
+            # costs seconds per call, so it is opt-in here.
+            rerank="auto" if args.get("rerank") else "none",
         )
         result = search.run(opts)
         taps = {t.name: t for t in registry.list_taps()}
