@@ -29,11 +29,15 @@ def build_dense(
     if cfg.is_remote:
         where, n_texts, n_chars = dense.egress_summary(snaps, cfg, chosen)
         if n_texts:
-            err(f"boost will send {n_texts} texts ({n_chars:,} characters of tapped skill files) to {where} to embed them.")
+            err(
+                f"boost will send {n_texts} texts ({n_chars:,} characters of tapped skill files) to {where} to embed them."
+            )
             if not assume_yes and sys.stdin.isatty():
                 answer = input("Continue? [y/N] ").strip().lower()
                 if answer not in ("y", "yes"):
-                    raise UsageError("dense indexing cancelled", "rerun with --yes to skip the question")
+                    raise UsageError(
+                        "dense indexing cancelled", "rerun with --yes to skip the question"
+                    )
     progress = _progress() if sys.stderr.isatty() else None
     report = dense.build_dense(snaps, config=cfg, unit=chosen, force=force, progress=progress)
     d = report.to_dict()
