@@ -310,11 +310,12 @@ def cmd_latency(args: argparse.Namespace) -> int:
     texts = [(q["query"], q.get("kind")) for q in queries]
     out: Dict[str, Any] = {}
     for engine in args.engine:
-        cold = cold_cli(args.home, engine, texts[: args.reps], args.python)
+        cold = cold_cli(args.home, engine, texts[: args.reps], args.python, args.pycache)
         out[f"{engine} cold"] = cold
         print(
-            f"{engine:7} cold CLI ({Path(args.python).name}): median {statistics.median(cold):.0f} ms "
-            f"over {len(cold)} runs (min {min(cold):.0f}, max {max(cold):.0f})"
+            f"{engine:7} cold CLI ({args.python}{', bytecode cached' if args.pycache else ''}): "
+            f"median {statistics.median(cold):.0f} ms over {len(cold)} runs "
+            f"(min {min(cold):.0f}, max {max(cold):.0f})"
         )
     if args.python == sys.executable:
         os.environ["BOOST_HOME"] = str(args.home)
@@ -336,10 +337,22 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 
 def cold_cli(
-    home: Path, engine: str, texts: Sequence[Tuple[str, Optional[str]]], python: str
+    home: Path,
+    engine: str,
+    texts: Sequence[Tuple[str, Optional[str]]],
+    python: str,
+    pycache: Optional[Path] = None,
 ) -> List[float]:
-    """Wall time of a whole `boost search --engine E --no-rerank` process per query."""
+    """Wall time of a whole `boost search --engine E --no-rerank` process per query.
+
+    With ``pycache``, bytecode is cached there (PYTHONPYCACHEPREFIX, outside the tree) and
+    one untimed run fills it first, as an installed package would have it; without, the
+    environment decides (PYTHONDONTWRITEBYTECODE=1 means every run compiles the sources)."""
     env = {**os.environ, "BOOST_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+        texts = [texts[0], *texts]
     times = []
     for text, kind in texts:
         argv = [python, "-m", "boost_cli", "search", "--engine", engine, "--no-rerank", text]
@@ -350,7 +363,7 @@ def cold_cli(
         times.append((time.perf_counter() - t0) * 1000)
         if proc.returncode != 0:
             raise SystemExit(f"boost search failed ({proc.returncode}): {proc.stderr.strip()}")
-    return times
+    return times[1:] if pycache is not None else times
 
 
 def warm_search(
@@ -394,6 +407,9 @@ def main() -> int:
     lat.add_argument("--reps", type=int, default=10, help="cold CLI runs per engine")
     lat.add_argument("--warm-rounds", type=int, default=3)
     lat.add_argument("--python", default=sys.executable, help="interpreter for the cold runs")
+    lat.add_argument(
+        "--pycache", type=Path, help="cache bytecode here for the cold runs (as installed)"
+    )
     args = ap.parse_args()
     if args.cmd == "latency" and not args.engine:
         args.engine = ["bm25", "dense", "hybrid"]
