@@ -81,6 +81,11 @@ def run(opts: SearchOptions, snapshots: Optional[Sequence[TapSnapshot]] = None) 
         candidates = _retrieve(choice.retriever, opts, CANDIDATES)
         collapsed = collapse_copies(candidates)
     timings["collapse_ms"] = _ms(t2)
+    # An engine that degraded during the query itself (hybrid whose dense half failed)
+    # says so through an optional `last_degrade` attribute.
+    degrade = getattr(choice.retriever, "last_degrade", None)
+    if degrade:
+        choice.notes.append(str(degrade))
     diagnostics: Dict[str, Any] = {
         "engine": choice.retriever.name,
         "engine_notes": list(choice.notes),
