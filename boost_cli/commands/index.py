@@ -9,7 +9,6 @@ from typing import Any, Dict, Optional
 
 from boost_cli.commands.render import emit_json, out
 from boost_cli.core import registry
-from boost_cli.core.errors import NoTapsError, NotFoundError
 
 
 def _progress() -> Optional[Any]:
@@ -28,15 +27,7 @@ def _progress() -> Optional[Any]:
 def cmd_reindex(args: argparse.Namespace) -> int:
     from boost_cli.core import index
 
-    taps = registry.list_taps()
-    if not taps:
-        raise NoTapsError()
-    known = {t.name for t in taps}
-    for name in args.tap:
-        if name not in known:
-            raise NotFoundError(
-                f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
-            )
+    registry.require_taps(args.tap)
     t0 = time.perf_counter()
     snaps = registry.snapshots()
     report = index.build(snaps, force=args.force, force_taps=tuple(args.tap), progress=_progress())

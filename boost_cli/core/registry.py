@@ -87,6 +87,22 @@ def list_taps() -> List[TapInfo]:
     return [_info(n, d) for n, d in sorted(cfg["taps"].items())]
 
 
+def require_taps(names: Sequence[str] = ()) -> List[TapInfo]:
+    """Every tap; raises NoTapsError when there is none and NotFoundError for an unknown name."""
+    from boost_cli.core.errors import NoTapsError
+
+    taps = list_taps()
+    if not taps:
+        raise NoTapsError()
+    known = {t.name for t in taps}
+    for name in names:
+        if name not in known:
+            raise NotFoundError(
+                f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
+            )
+    return taps
+
+
 def get_tap(name: str) -> TapInfo:
     cfg = config.load()
     if name not in cfg["taps"]:

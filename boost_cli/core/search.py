@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from boost_cli.core import rag, registry
-from boost_cli.core.errors import NoTapsError, UsageError
+from boost_cli.core.errors import UsageError
 from boost_cli.core.models import KINDS, Hit, TapSnapshot
 from boost_cli.core.tokenize import tokenize
 
@@ -57,17 +57,7 @@ def run(opts: SearchOptions, snapshots: Optional[Sequence[TapSnapshot]] = None) 
     validate(opts)
     t0 = time.perf_counter()
     timings: Dict[str, float] = {}
-    taps = registry.list_taps()
-    if not taps:
-        raise NoTapsError()
-    known = {t.name for t in taps}
-    for name in opts.taps:
-        if name not in known:
-            from boost_cli.core.errors import NotFoundError
-
-            raise NotFoundError(
-                f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
-            )
+    taps = registry.require_taps(opts.taps)
     choice = rag.get_retriever(opts.engine, taps=taps, snapshots=snapshots)
     timings["open_ms"] = _ms(t0)
     t1 = time.perf_counter()
