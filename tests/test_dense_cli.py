@@ -404,3 +404,22 @@ def test_flat_index_blobs_of_another_layout_are_ignored() -> None:
     assert FlatIndex.decode(other) is None
     assert FlatIndex.decode(dict(blobs, codes=blobs["codes"][:-1])) is None
     assert FlatIndex.decode({k: v for k, v in blobs.items() if k != "errors"}) is None
+
+
+def test_embed_timeout_setting() -> None:
+    from boost_cli.core.embed import resolve_config
+    from boost_cli.core.errors import ConfigError
+
+    env = {"BOOST_EMBED_PROVIDER": "hash", "BOOST_EMBED_TIMEOUT": "2.5"}
+    assert resolve_config({}, env).timeout == 2.5
+    file = {"settings": {"embed": {"provider": "hash", "timeout": 7}}}
+    assert resolve_config(file, {}).timeout == 7.0
+    assert resolve_config(file, {"BOOST_EMBED_PROVIDER": "hash"}).timeout == 7.0
+    assert resolve_config({}, {"BOOST_EMBED_PROVIDER": "hash"}).timeout is None
+    for bad in ("0", "-1", "nan", "inf", "soon"):
+        with pytest.raises(ConfigError) as caught:
+            resolve_config({}, {"BOOST_EMBED_PROVIDER": "hash", "BOOST_EMBED_TIMEOUT": bad})
+        assert str(caught.value) == (
+            f"embedding timeout {bad!r} is not a positive number of seconds — "
+            "set BOOST_EMBED_TIMEOUT to e.g. 60, or unset it"
+        )
