@@ -6,7 +6,8 @@
 Taps every registry of ../shared/corpus into a temporary BOOST_HOME (scripts/corpus.py;
 the smallest registry is tapped from a private copy, so it can be changed without
 touching the shared repo cache) and measures, each also as a ratio to ``python -c pass``
-timed the same way in the same run:
+timed the same way, one run of it before each measured run (so both see the same load;
+the ratio is of the medians):
 
 - ``boost reindex --force``: wall time of the whole process, and peak RSS: the kernel's
   maximum over the process tree (``wait4``), plus per process (main, each worker) and
@@ -63,6 +64,14 @@ TARGETS: Dict[str, Tuple[float, str]] = {
 }
 REFERENCE_PASS_S = 0.012  # `python -c pass` where the targets and reference were measured
 TO_SECONDS = {"s": 1.0, "ms": 0.001}
+# Which interleaved `python -c pass` runs a measure is divided by (default: the searches').
+BASELINE = {
+    "reindex_full_s": "pass_full_ms",
+    "reindex_full_cpu_s": "pass_full_ms",
+    "reindex_noop_s": "pass_noop_ms",
+    "update_one_tap_s": "pass_incr_ms",
+    "reindex_one_tap_s": "pass_incr_ms",
+}
 REFERENCE: Dict[str, str] = {
     "python_pass_ms": "~12 ms",
     "search_cold_ms": "366 ms",
@@ -323,18 +332,26 @@ def change_small_repo(repo: Path, n: int) -> None:
     corpus._git(["commit", "-q", "-am", f"benchmark edit {n}"], repo)
 
 
+PASS = [sys.executable, "-c", "pass"]
+
+
 def bench_reindex(s: Setup, runs: int) -> Dict[str, Any]:
+    """Full, nothing-changed and one-tap reindexes, each run after a ``python -c pass`` run
+    (its baseline, taken under the same load)."""
     reindex = [*s.boost, "reindex"]
     first = checked(run_measured(reindex, s.env, sample=True), "boost reindex")
-    full = [
-        checked(run_measured([*reindex, "--force"], s.env, sample=True), "reindex --force")
-        for _ in range(runs)
-    ]
-    noop = [checked(run_measured(reindex, s.env), "boost reindex") for _ in range(runs)]
+    base: Dict[str, List[Run]] = {"full": [], "noop": [], "incr": []}
+
+    def after_pass(what: str, cmd: List[str], sample: bool = False) -> Run:
+        base[what].append(checked(run_measured(PASS, s.env), "python -c pass"))
+        return checked(run_measured(cmd, s.env, sample=sample), " ".join(cmd[-2:]))
+
+    full = [after_pass("full", [*reindex, "--force"], sample=True) for _ in range(runs)]
+    noop = [after_pass("noop", reindex) for _ in range(runs)]
     update, incr = [], []
     for n in range(runs):
         change_small_repo(s.small, n)
-        update.append(checked(run_measured([*s.boost, "update", s.small.name], s.env), "update"))
+        update.append(after_pass("incr", [*s.boost, "update", s.small.name]))
         incr.append(checked(run_measured(reindex, s.env, sample=True), "boost reindex"))
     full_rss = max(full, key=lambda r: r.maxrss_kb)
     return {
@@ -350,6 +367,7 @@ def bench_reindex(s: Setup, runs: int) -> Dict[str, Any]:
         "one_tap_s": [r.seconds for r in incr],
         "one_tap_cpu_s": [r.cpu_seconds for r in incr],
         "one_tap_maxrss_kb": [r.maxrss_kb for r in incr],
+        **{f"{k}_pass_s": [r.seconds for r in v] for k, v in base.items()},
     }
 
 
@@ -361,7 +379,7 @@ def dev_queries() -> List[Dict[str, Any]]:
 
 
 def bench_cold(s: Setup, queries: Sequence[Dict[str, Any]], runs: int) -> Dict[str, Any]:
-    base_cmd = [sys.executable, "-c", "pass"]
+    base_cmd = PASS
     checked(run_measured(base_cmd, s.env), "python -c pass")  # warm-up
     checked(run_measured([*s.boost, "search", "warm up", "--no-rerank"], s.env), "search")
     base, cold = [], []
@@ -423,6 +441,9 @@ def figures(raw: Dict[str, Any]) -> Dict[str, float]:
     full = med(r["full_s"])
     return {
         "python_pass_ms": med(c["pass_s"]) * 1000,
+        "pass_full_ms": med(r["full_pass_s"]) * 1000,
+        "pass_noop_ms": med(r["noop_pass_s"]) * 1000,
+        "pass_incr_ms": med(r["incr_pass_s"]) * 1000,
         "python_pass_rss_mb": max(c["pass_maxrss_kb"]) / 1024,
         "reindex_full_s": full,
         "reindex_full_cpu_s": med(r["full_cpu_s"]),
@@ -449,8 +470,11 @@ def figures(raw: Dict[str, Any]) -> Dict[str, float]:
 
 def report(raw: Dict[str, Any]) -> str:
     f = figures(raw)
-    base_s = f["python_pass_ms"] / 1000
     base_mb = f["python_pass_rss_mb"]
+
+    def base_s(key: str) -> float:
+        """The median `python -c pass` run interleaved with the runs behind ``key``."""
+        return f[BASELINE.get(key, "python_pass_ms")] / 1000
 
     def row(label: str, key: str, value: str, x: Optional[float]) -> List[str]:
         target = TARGETS.get(key)
@@ -466,10 +490,10 @@ def report(raw: Dict[str, Any]) -> str:
         return [*cells, REFERENCE.get(key, "")]
 
     def secs(key: str) -> Tuple[str, Optional[float]]:
-        return f"{f[key]:.2f} s", ratio(f[key], base_s)
+        return f"{f[key]:.2f} s", ratio(f[key], base_s(key))
 
     def ms(key: str) -> Tuple[str, Optional[float]]:
-        return f"{f[key]:.1f} ms", ratio(f[key] / 1000, base_s)
+        return f"{f[key]:.1f} ms", ratio(f[key] / 1000, base_s(key))
 
     def mb(key: str) -> Tuple[str, Optional[float]]:
         return f"{f[key]:.1f} MB", ratio(f[key], base_mb)
@@ -477,7 +501,7 @@ def report(raw: Dict[str, Any]) -> str:
     peaks = ", ".join(f"{k} {v / 1024:.0f}" for k, v in raw["reindex"]["full_peaks_kb"].items())
     rows = [
         ["measure", "value", "x pass", "target", "", "target/12ms", "", "reference tool"],
-        row("python -c pass (wall, median)", "python_pass_ms", *ms("python_pass_ms")),
+        row("python -c pass (wall, with searches)", "python_pass_ms", *ms("python_pass_ms")),
         row("python -c pass (peak RSS)", "python_pass_rss_mb", *mb("python_pass_rss_mb")),
         row("full reindex --force (wall)", "reindex_full_s", *secs("reindex_full_s")),
         row("  CPU time, all processes", "reindex_full_cpu_s", *secs("reindex_full_cpu_s")),
@@ -518,6 +542,9 @@ def report(raw: Dict[str, Any]) -> str:
         f"{c['terms']} terms; small tap changed: {raw['small_tap']}",
         f"runs: reindex {raw['runs']}, cold search {raw['search_runs']} "
         f"(python -c pass interleaved), warm {raw['repeats']} x {raw['queries']} queries",
+        f"python -c pass medians (the x pass base of each measure): next to full reindexes "
+        f"{f['pass_full_ms']:.1f} ms, no-change {f['pass_noop_ms']:.1f} ms, "
+        f"incremental {f['pass_incr_ms']:.1f} ms, cold searches {f['python_pass_ms']:.1f} ms",
         f"reindex peaks per process (MB, sampled): {peaks}",
         "peak RSS: " + ("exact (GNU time)" if raw["exact_rss"] else "upper bound (no GNU time)"),
         "",
