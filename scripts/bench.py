@@ -335,6 +335,16 @@ def change_small_repo(repo: Path, n: int) -> None:
 PASS = [sys.executable, "-c", "pass"]
 
 
+def _check_indexed(s: Setup) -> None:
+    """The index is at the small copy's last commit: the one-tap runs did rebuild it."""
+    import corpus
+
+    head = corpus._git(["rev-parse", "HEAD"], s.small).strip()
+    manifest = json.loads((s.home / "cache" / "index" / "manifest.json").read_text())
+    if manifest["commits"].get(s.small.name) != head:
+        raise SystemExit(f"the index is not at {s.small.name}@{head}: the one-tap runs are void")
+
+
 def bench_reindex(s: Setup, runs: int) -> Dict[str, Any]:
     """Full, nothing-changed and one-tap reindexes, each run after a ``python -c pass`` run
     (its baseline, taken under the same load)."""
@@ -353,6 +363,7 @@ def bench_reindex(s: Setup, runs: int) -> Dict[str, Any]:
         change_small_repo(s.small, n)
         update.append(after_pass("incr", [*s.boost, "update", s.small.name]))
         incr.append(checked(run_measured(reindex, s.env, sample=True), "boost reindex"))
+    _check_indexed(s)
     full_rss = max(full, key=lambda r: r.maxrss_kb)
     return {
         "first_build_s": first.seconds,
