@@ -14,6 +14,7 @@ import shutil
 import socket
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -422,3 +423,50 @@ def test_embed_timeout_setting() -> None:
             f"embedding timeout {bad!r} is not a positive number of seconds — "
             "set BOOST_EMBED_TIMEOUT to e.g. 60, or unset it"
         )
+
+
+# --------------------------------------------------------------------------- fusion by content
+
+
+def test_hybrid_fuses_copies_of_one_file_as_one_candidate() -> None:
+    """BM25 names copy ``x/a`` of a file, the dense engine ranks both copies of it first:
+    the fused hit carries both engines' votes, and dense's next file counts as its #2."""
+    from boost_cli.core.fusion import HybridRetriever
+    from boost_cli.core.models import Entry, Hit
+
+    def hit(tap: str, name: str, engine: str, score: float, sha: str) -> Hit:
+        entry = Entry(name, "skill", f"{name} description", tap, name, f"{name}/SKILL.md")
+        return Hit(entry, score, snippet=f"{name} via {engine}", content_hash=sha)
+
+    bm25 = [hit("x", "a", "bm25", 9.0, "H1"), hit("x", "b", "bm25", 5.0, "H2")]
+    bm25[0] = replace(bm25[0], also_in=("y:a",))  # BM25 lists the other copy
+    dense = [
+        hit("y", "a", "dense", 0.9, "H1"),
+        hit("x", "a", "dense", 0.9, "H1"),
+        hit("z", "c", "dense", 0.8, "H3"),
+    ]
+    fused = HybridRetriever(Fixed("bm25", {"q": bm25}), Fixed("dense", {"q": dense})).query("q")
+    assert [h.entry.qualified_name for h in fused] == ["x:a", "x:b", "z:c"]
+    top = fused[0]
+    assert dict(top.ranks) == {"bm25": 1, "dense": 1} and top.also_in == ("y:a",)
+    assert top.snippet == "a via bm25" and top.content_hash == "H1"
+    assert top.score == pytest.approx(2 / 61)
+    assert dict(fused[2].ranks) == {"dense": 2}  # the copy did not push it to #3
+    assert fused[1].score == fused[2].score == pytest.approx(1 / 62)
+
+
+class Fixed:
+    """A retriever replaying fixed hits per query text."""
+
+    def __init__(self, name: str, hits: Dict[str, List[Any]]) -> None:
+        self.name = name
+        self.hits = hits
+
+    def build(self, entries: Any) -> object:
+        return None
+
+    def ready(self) -> bool:
+        return True
+
+    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Any]:
+        return list(self.hits[text][:k])
