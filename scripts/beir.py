@@ -16,7 +16,7 @@ index and aggregation. Two layouts of the same documents:
   without prefix (title scored once, in the first chunk).
 
 Variants: the engine's defaults (chunks of ~1,000 characters, overlap 150, prefix,
-max2), chunking effectively off (``chunk_target`` 100,000: one chunk a document),
+the default aggregation), chunking effectively off (``chunk_target`` 100,000: one chunk a document),
 prefix on and off, other aggregations and BM25 parameters at query time.
 
 Metrics as BEIR computes them with pytrec_eval: nDCG@10 with gain = grade and discount
@@ -42,6 +42,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from boost_cli.core import index  # noqa: E402
+
 SHARED = Path(os.environ.get("BOOST_SHARED", ROOT.parent / "shared"))
 DATA = SHARED / "beir" / "scifact"
 WHOLE = 100_000  # a chunk target no SciFact abstract reaches: one chunk a document
@@ -151,17 +153,23 @@ class Variant:
     layout: str  # "desc" | "body"
     chunk_target: int
     prefix: bool
-    aggregation: str = "max2"
+    aggregation: str = index.IndexParams().aggregation
     k1: Optional[float] = None  # None: the index's (bm25.K1)
     b: Optional[float] = None
 
 
 VARIANTS = (
-    Variant("engine defaults: chunks 1000/150, prefix, max2", "desc", 1000, True),
+    Variant(
+        f"engine defaults: chunks 1000/150, prefix, {index.IndexParams().aggregation}",
+        "desc",
+        1000,
+        True,
+    ),
     Variant("  same, max aggregation", "desc", 1000, True, "max"),
-    Variant("  same, lse aggregation", "desc", 1000, True, "lse"),
+    Variant("  same, max2 aggregation", "desc", 1000, True, "max2"),
     Variant("chunks, no prefix, title in body", "body", 1000, False),
     Variant("  same, max aggregation", "body", 1000, False, "max"),
+    Variant("  same, max2 aggregation", "body", 1000, False, "max2"),
     Variant("whole doc, prefix (title + text once)", "desc", WHOLE, True),
     Variant("  same, k1=0.9 b=0.4 (Anserini)", "desc", WHOLE, True, k1=0.9, b=0.4),
     Variant("whole doc, no prefix, title in body", "body", WHOLE, False),
