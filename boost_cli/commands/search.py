@@ -64,8 +64,24 @@ def render_explain(d: Dict[str, Any]) -> str:
             lines.append(f"  stale taps: {', '.join(info['stale_taps'])}")
         if info.get("refreshed_taps"):
             lines.append(f"  refreshed now: {', '.join(info['refreshed_taps'])}")
-    if info.get("dense"):
-        lines.append(f"dense: {info['dense']}")
+    dense = info.get("dense")
+    if dense:
+        stale = sorted(
+            t
+            for t, c in dense.get("taps", {}).items()
+            if info.get("commits", {}).get(t) not in (None, c)
+        )
+        lines.append(
+            f"dense: {dense.get('provider')}/{dense.get('model')}, {dense.get('vectors')} vectors"
+            f" ({dense.get('unit')} unit, {dense.get('dimensions')} dims), {dense.get('backend')} store"
+            + (
+                f"; embedded at older commits for {', '.join(stale)} — run 'boost reindex --dense'"
+                if stale
+                else ""
+            )
+        )
+        if dense.get("backend_note"):
+            lines.append(f"  {dense['backend_note']}")
     lines.append(
         f"candidates: {d.get('candidates')} retrieved, {d.get('after_collapse')} after collapsing copies"
     )
