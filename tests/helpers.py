@@ -12,6 +12,27 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "registry"
 SHARED = Path(os.environ.get("BOOST_SHARED", ROOT.parent / "shared"))
 
+# The keys every `boost search --json` hit carries (README: "--json prints an array of hits").
+HIT_KEYS = frozenset(
+    {
+        "id",
+        "name",
+        "kind",
+        "description",
+        "tap",
+        "rel_dir",
+        "path",
+        "meta",
+        "score",
+        "snippet",
+        "why",
+        "also_in",
+        "ranks",
+        "file",
+        "url",
+    }
+)
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "test",
     "GIT_AUTHOR_EMAIL": "test@example.invalid",

@@ -12,7 +12,7 @@ import pytest
 
 from boost_cli.cli import main
 from tests.anthropic_stub import AnthropicStub, RecordedRequest, StubReply
-from tests.helpers import ROOT, run_boost
+from tests.helpers import HIT_KEYS, ROOT, run_boost
 
 FAKE_CLAUDE = ROOT / "tests" / "fakebin_claude"
 
@@ -63,21 +63,7 @@ def test_reindex_then_search(tapped: Path, tmp_path: Path) -> None:
     hits = json.loads(r.stdout)
     assert len(hits) == 3 and hits[0]["id"] == "example:jest-runner"
     h = hits[0]
-    assert {
-        "id",
-        "name",
-        "kind",
-        "description",
-        "tap",
-        "path",
-        "score",
-        "snippet",
-        "why",
-        "also_in",
-        "ranks",
-        "file",
-        "url",
-    } <= set(h)
+    assert set(h) == HIT_KEYS
     assert Path(h["file"]).is_file() and h["url"].startswith("file://")
     assert h["ranks"] == {"bm25": 1} and h["score"] > 0 and h["snippet"]
     r = run_boost(

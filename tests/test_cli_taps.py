@@ -9,7 +9,7 @@ from typing import Callable
 import pytest
 
 from boost_cli.cli import main
-from tests.helpers import commit_all, run_boost, skill
+from tests.helpers import HIT_KEYS, commit_all, run_boost, skill
 
 
 def test_tap_taps_show_untap(
@@ -160,17 +160,6 @@ def test_subprocess_roundtrip(example_repo: Path, boost_home: Path) -> None:
     assert r.returncode == 0, r.stderr
     hits = json.loads(r.stdout)
     assert hits and hits[0]["id"].startswith("example:")
-    assert {
-        "id",
-        "name",
-        "kind",
-        "description",
-        "tap",
-        "path",
-        "score",
-        "why",
-        "file",
-        "url",
-    } <= set(hits[0])
+    assert set(hits[0]) == HIT_KEYS
     r = run_boost(["--debug", "show", "nope"], boost_home)
     assert r.returncode == 3 and "Traceback" in r.stderr
