@@ -831,3 +831,26 @@ def test_build_report_to_dict(tmp_path: Path) -> None:
     assert d["built"] == ["a", "b"] and d["bytes"] > 0 and d["entries"] == 5
     json.dumps(d)
     assert os.path.getsize(index_dir() / index.MANIFEST) > 0
+
+
+def test_multi_chunk_top_k_is_exact_for_every_aggregation(tmp_path: Path) -> None:
+    # Files of 1-4 chunks with graded matches in each: the early stop in the aggregation
+    # (no later content can beat the k-th exact score) must not change the top k.
+    files = {}
+    for i in range(120):
+        sections = [
+            f"## Part {p}\n\n" + ("alpha " * ((i * (p + 3)) % 11)) + "filler words " * 60
+            for p in range(1 + i % 4)
+        ]
+        files[f"s{i:03d}/SKILL.md"] = "\n\n".join(sections) + "\n"
+    tap = make_tap(tmp_path, "t", files)
+    index.build([tap], **NO_PREFIX)
+    reader = index.open_index()
+    assert reader is not None
+    for how in index.AGGREGATIONS:
+        full = reader.query("alpha filler", k=120, aggregation=how, snippets=False)
+        for k in (1, 5, 17):
+            top = reader.query("alpha filler", k=k, aggregation=how, snippets=False)
+            assert [(h.entry.path, h.score) for h in top] == [
+                (h.entry.path, h.score) for h in full[:k]
+            ]

@@ -44,6 +44,7 @@ one small tap changed 0.2 s; a one-shot query in a new process 50-60 ms wall at
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import math
 import os
@@ -100,7 +101,7 @@ MERGE_MAGIC = b"BOOSTMRG"
 # How a content's score is made from its chunks' scores (see `_content_score`).
 AGGREGATIONS = ("max", "max2", "lse")
 MAX2_BONUS = 0.25  # max2: best chunk + MAX2_BONUS × second-best chunk
-LSE_TEMPERATURE = 1.0  # lse: T · ln Σ exp(score / T), a soft maximum
+LSE_TEMPERATURE = 2.0  # lse: T · ln Σ exp(score / T), a soft maximum; T chosen on dev + SciFact (docs/benchmarks.md)
 
 REINDEX = "run 'boost reindex'"
 REINDEX_FORCE = "run 'boost reindex --force'"
@@ -1488,11 +1489,23 @@ def _aggregate(
         order = dict.fromkeys(contents)  # each content once, in the order of its best chunk
         order.pop(DEAD, None)
         best = dict(zip(reversed(contents), reversed(top)))  # content -> its best chunk
-        picked = [
-            (_content_score(st, acc, j, best[j], how), j, best[j])
-            for j in order
-            if accept is None or accept(j)
-        ]
+        # Contents come in the order of their best chunk, and a content scores at most
+        # bound(best chunk): once the k-th best exact score beats that, no later content
+        # can enter the top k, so their (costlier) aggregate is never computed.
+        picked: List[Tuple[float, int, int]] = []
+        kth: List[float] = []  # min-heap of the k best exact scores so far
+        for j in order:
+            b = best[j]
+            if len(kth) >= k and kth[0] > bound(acc[b]):
+                break
+            if accept is not None and not accept(j):
+                continue
+            score = _content_score(st, acc, j, b, how)
+            picked.append((score, j, b))
+            if len(kth) < k:
+                heapq.heappush(kth, score)
+            elif score > kth[0]:
+                heapq.heapreplace(kth, score)
         picked.sort(key=lambda x: (-x[0], x[1]))
         if cut == -math.inf or (len(picked) >= k and picked[k - 1][0] >= bound(cut)):
             return picked[:k]
