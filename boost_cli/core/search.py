@@ -220,12 +220,18 @@ def why_from_snippet(query: str, hit: Hit) -> str:
     terms = set(tokenize(query))
     desc = _clean(hit.entry.description)
     best, best_score = desc, len(terms.intersection(tokenize(desc))) if desc else -1
+    # A stem's first four letters survive in every word it came from ("happi" < "happy"),
+    # so a sentence without any of them cannot share a term: skip tokenizing it.
+    heads = {t[:4] for t in terms}
     for sentence in _SENTENCE.split(hit.snippet or ""):
         s = _clean(sentence)
-        if len(s) < 20 or _looks_like_code(s):
+        if len(s) < 20:
+            continue
+        lower = s.lower()
+        if best_score >= 0 and not any(h in lower for h in heads):
             continue
         score = len(terms.intersection(tokenize(s)))
-        if score > best_score:
+        if score > best_score and not _looks_like_code(s):
             best, best_score = s, score
     if not best:
         best = _clean(hit.snippet)
@@ -237,13 +243,20 @@ _CODE = re.compile(
 )
 
 
+_NOT_PROSE = re.compile(r"[^\w ]|[\d_]")
+
+
 def _looks_like_code(text: str) -> bool:
-    letters = sum(c.isalpha() or c == " " for c in text)
-    code_like = bool(_CODE.search(text)) or text.rstrip().endswith(":")
-    return code_like or letters < 0.8 * len(text) or len(text.split()) < 4
+    """Code, a table row, a command or a fragment: anything but a sentence of prose."""
+    if _CODE.search(text) or text.rstrip().endswith(":") or len(text.split()) < 4:
+        return True
+    return len(_NOT_PROSE.findall(text)) > 0.2 * len(text)
+
+
+_LEAD = re.compile(r"^[#>*\-\s`|]+")
+_MARKUP = re.compile(r"[`*_]{1,3}")
 
 
 def _clean(text: str) -> str:
-    text = re.sub(r"^[#>*\-\s`|]+", "", text.strip())
-    text = re.sub(r"[`*_]{1,3}", "", text)
-    return " ".join(text.split())
+    """Markdown markers and extra white space out of one sentence."""
+    return " ".join(_MARKUP.sub("", _LEAD.sub("", text.strip())).split())
