@@ -101,7 +101,7 @@ MERGE_MAGIC = b"BOOSTMRG"
 # How a content's score is made from its chunks' scores (see `_content_score`).
 AGGREGATIONS = ("max", "max2", "lse")
 MAX2_BONUS = 0.25  # max2: best chunk + MAX2_BONUS × second-best chunk
-LSE_TEMPERATURE = 2.0  # lse: T · ln Σ exp(score / T), a soft maximum; T chosen on dev + SciFact (docs/benchmarks.md)
+LSE_TEMPERATURE = 2.0  # lse: T · ln Σ exp(score / T), a soft maximum (T: docs/benchmarks.md)
 
 REINDEX = "run 'boost reindex'"
 REINDEX_FORCE = "run 'boost reindex --force'"
@@ -133,7 +133,7 @@ class IndexParams:
     chunk_target: int = 1000
     chunk_overlap: int = 150
     max_chunks: int = 40
-    aggregation: str = "lse"  # ties max2 on the dev set, +0.031 nDCG@10 on SciFact: docs/benchmarks.md
+    aggregation: str = "lse"  # best on dev + SciFact together: docs/benchmarks.md
 
     def validate(self) -> None:
         _check_aggregation(self.aggregation)
