@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from boost_cli.core import rag, registry
+from boost_cli.core import paths, rag, registry
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import KINDS, Hit, TapSnapshot
 from boost_cli.core.tokenize import tokenize
@@ -151,7 +151,7 @@ def collapse_copies(hits: Sequence[Hit]) -> List[Hit]:
 
 def _file_hash(hit: Hit) -> Optional[str]:
     try:
-        path = registry.paths.tap_dir(hit.entry.tap) / hit.entry.path
+        path = paths.tap_dir(hit.entry.tap) / hit.entry.path
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
