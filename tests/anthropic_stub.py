@@ -20,7 +20,9 @@ import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple, Union, cast
+
+from tests.loopback import LoopbackServer
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -196,7 +198,7 @@ class _Server(ThreadingHTTPServer):
     stub: AnthropicStub
 
 
-class AnthropicStub:
+class AnthropicStub(LoopbackServer):
     """The server: start it (or use it as a context manager), point ANTHROPIC_BASE_URL at
     `base_url`, script replies with `push()`, then read `requests`.
 
@@ -208,47 +210,25 @@ class AnthropicStub:
         responder: Optional[Callable[[RecordedRequest], StubReply]] = None,
         default: Optional[StubReply] = None,
     ) -> None:
+        super().__init__()
         self.responder = responder
         self.default = default or StubReply(text='{"picks": []}')
         self.requests: List[RecordedRequest] = []
         self._replies: Deque[StubReply] = collections.deque()
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: Optional[_Server] = None
-        self._thread: Optional[threading.Thread] = None
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "start() the stub first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self.port}"
 
     def push(self, *replies: StubReply) -> None:
         with self._lock:
             self._replies.extend(replies)
 
     def start(self) -> AnthropicStub:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.stub = self
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        server = self.serve(_Handler, _Server)
+        cast(_Server, server).stub = self
         return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> AnthropicStub:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:

@@ -26,8 +26,10 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Dict, List, Optional, Sequence
+
+from tests.loopback import LoopbackServer
 
 __all__ = ["RecordedRequest", "StubEmbedServer", "stub_vector"]
 
@@ -52,7 +54,7 @@ class RecordedRequest:
 
 
 @dataclass
-class StubEmbedServer:
+class StubEmbedServer(LoopbackServer):
     """A scripted Voyage- or OpenAI-format embeddings server on 127.0.0.1."""
 
     flavor: str = "openai"  # or "voyage"
@@ -66,12 +68,12 @@ class StubEmbedServer:
     def __post_init__(self) -> None:
         if self.flavor not in ("openai", "voyage"):
             raise ValueError(f"unknown flavor {self.flavor!r}")
+        LoopbackServer.__init__(self)
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: Optional[ThreadingHTTPServer] = None
-        self._thread: Optional[threading.Thread] = None
 
     # -- lifecycle
+
+    poll_interval = 0.02
 
     def start(self) -> StubEmbedServer:
         stub = self
@@ -83,30 +85,12 @@ class StubEmbedServer:
             def do_POST(self) -> None:
                 stub._handle(self)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
+        self.serve(Handler)
         return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    def __enter__(self) -> StubEmbedServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "start() the server first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
 
     # -- introspection
 

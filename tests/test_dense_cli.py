@@ -21,7 +21,6 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from tests import embed_stubs
 from tests.embed_stubs import StubEmbedServer
 from tests.helpers import EXAMPLES, make_repo, run_boost
 
@@ -315,7 +314,7 @@ def test_egress_notice_is_printed_before_a_remote_run(
     tapped: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = copy_home(tapped, tmp_path / "home")
-    monkeypatch.setattr(embed_stubs, "ThreadingHTTPServer", _OtherLoopback)
+    monkeypatch.setattr(StubEmbedServer, "server_class", _OtherLoopback)
     try:
         server = StubEmbedServer("openai").start()
     except OSError:
