@@ -65,3 +65,24 @@ def test_discover_failure(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     assert main(["discover", "pdf"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("boost: error:") and err.count("\n") == 1
+
+
+def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from boost_cli.commands.render import progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert progress("indexing") is None
+    tty = Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    report = progress("indexing")
+    assert report is not None
+    report(1, 2, "tapA")
+    report(2, 2)
+    assert tty.getvalue() == "\r  indexing tapA 1/2\x1b[K\r  indexing 2/2\x1b[K\r\x1b[K"

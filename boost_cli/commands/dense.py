@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Any, Dict, Optional, Sequence
 
-from boost_cli.commands.render import err
+from boost_cli.commands.render import err, progress
 from boost_cli.core import config, dense, embed
 from boost_cli.core.errors import ProviderError, UsageError
 from boost_cli.core.models import TapSnapshot
@@ -38,20 +38,11 @@ def build_dense(
                     raise UsageError(
                         "dense indexing cancelled", "rerun with --yes to skip the question"
                     )
-    progress = _progress() if sys.stderr.isatty() else None
-    report = dense.build_dense(snaps, config=cfg, unit=chosen, force=force, progress=progress)
+    report = dense.build_dense(
+        snaps, config=cfg, unit=chosen, force=force, progress=progress("embedding")
+    )
     d = report.to_dict()
     backend, note = dense.backend_status()
     if backend != "sqlite-vec":
         d["backend_note"] = note
     return d
-
-
-def _progress() -> Any:
-    def report(done: int, total: int, *rest: Any) -> None:
-        sys.stderr.write(f"\r  embedding {done}/{total}\x1b[K")
-        if done >= total:
-            sys.stderr.write("\r\x1b[K")
-        sys.stderr.flush()
-
-    return report

@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
-from boost_cli.commands.render import emit_json, out
+from boost_cli.commands.render import emit_json, out, progress
 from boost_cli.core import registry
-
-
-def _progress() -> Optional[Any]:
-    if not sys.stderr.isatty():
-        return None
-
-    def report(done: int, total: int, label: str = "") -> None:
-        sys.stderr.write(f"\r  indexing {label} {done}/{total}\x1b[K")
-        sys.stderr.flush()
-        if done >= total:
-            sys.stderr.write("\r\x1b[K")
-
-    return report
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -30,7 +16,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     registry.require_taps(args.tap)
     t0 = time.perf_counter()
     snaps = registry.snapshots()
-    report = index.build(snaps, force=args.force, force_taps=tuple(args.tap), progress=_progress())
+    report = index.build(
+        snaps, force=args.force, force_taps=tuple(args.tap), progress=progress("indexing")
+    )
     result: Dict[str, Any] = {"bm25": report.to_dict(), "scan_seconds": round(report.seconds, 3)}
     if args.dense:
         result["dense"] = _dense(args, snaps)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Dict, Mapping
+from typing import Any, Callable, Dict, Mapping, Optional
 
 
 def out(text: str = "") -> None:
@@ -49,3 +49,18 @@ def table(rows: list, headers: list) -> str:
 
 def kv(d: Dict[str, Any]) -> str:
     return "\n".join(f"{k}: {v}" for k, v in d.items())
+
+
+def progress(verb: str) -> Optional[Callable[..., None]]:
+    """A ``(done, total, label="")`` callback that redraws one status line on stderr,
+    or None when stderr is not a terminal (logs and pipes get no progress noise)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def report(done: int, total: int, label: str = "", *rest: Any) -> None:
+        sys.stderr.write(f"\r  {verb} {label + ' ' if label else ''}{done}/{total}\x1b[K")
+        if done >= total:
+            sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+
+    return report
