@@ -13,10 +13,10 @@ from typing import Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, ca
 
 from boost_cli import __version__
 from boost_cli.core.errors import BoostError
+from boost_cli.core.models import ENGINES, KINDS
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-KIND_CHOICES = ("skill", "rule", "workflow")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,7 +53,7 @@ def _add_tap(sub: argparse._SubParsersAction) -> None:
         "--list", action="store_true", help="with --catalog: list the catalog, tap nothing"
     )
     p.add_argument(
-        "--type", choices=KIND_CHOICES, help="with --catalog: only registries mostly of this kind"
+        "--type", choices=KINDS, help="with --catalog: only registries mostly of this kind"
     )
     p.add_argument("--category", help="with --catalog: only registries of this category")
     p.add_argument("--limit", type=_positive, help="with --catalog: at most this many registries")
@@ -95,7 +95,7 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
         description="Rank every tapped item for a task described in plain language.",
     )
     p.add_argument("query", nargs="+", help="the task, in plain language")
-    p.add_argument("--kind", choices=KIND_CHOICES, help="only this kind of item")
+    p.add_argument("--kind", choices=KINDS, help="only this kind of item")
     p.add_argument(
         "--limit", "-n", type=_positive, default=10, help="how many results (default 10)"
     )
@@ -107,9 +107,7 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
         "--explain", action="store_true", help="show engine, timings, ranks and degradations"
     )
     p.add_argument("--no-rerank", action="store_true", help="skip the LLM rerank (BM25 order)")
-    p.add_argument(
-        "--engine", choices=("lexical", "bm25", "dense", "hybrid"), help="force one engine"
-    )
+    p.add_argument("--engine", choices=ENGINES, help="force one engine")
 
 
 def _add_show(sub: argparse._SubParsersAction) -> None:
@@ -217,7 +215,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "update": ("taps", "cmd_update"),
     "search": ("search", "cmd_search"),
     "show": ("search", "cmd_show"),
-    "reindex": ("index", "cmd_reindex"),
+    "reindex": ("reindex", "cmd_reindex"),
     "mcp": ("mcp", "cmd_mcp"),
     "discover": ("discover", "cmd_discover"),
     "doctor": ("doctor", "cmd_doctor"),

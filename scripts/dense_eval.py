@@ -12,8 +12,8 @@ duplicate groups). Query vectors are cached in --qcache (JSON, keyed by embedder
 text), so a sweep embeds each dev query once, ever; the latency runs do not use it.
 
 `fusion` retrieves each query's BM25 and dense candidates once (--max-depth deep) and
-replays `fusion.HybridRetriever` over them for every method, RRF k / weights, and depth,
-exactly as `boost search` runs it (k = 60, then `search.collapse_copies`). It prints the
+replays `retrieval.HybridRetriever` over them for every method, RRF k / weights, and depth,
+exactly as `boost search` runs it (k = 60, copies collapsed by content). It prints the
 grids so a choice can be judged by its neighbourhood, not its peak.
 """
 
@@ -101,14 +101,16 @@ class Fixed:
         self.name = name
         self.hits = hits
 
-    def build(self, entries: Sequence[Any]) -> object:
-        return None
+    def query(
+        self,
+        text: str,
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+    ) -> Any:
+        from boost_cli.core.retrieval import Retrieved
 
-    def ready(self) -> bool:
-        return True
-
-    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Hit]:
-        return list(self.hits[text][:k])
+        return Retrieved(list(self.hits[text][:k]))
 
 
 def candidates(
@@ -116,9 +118,9 @@ def candidates(
 ) -> Tuple[Dict[str, List[Hit]], Dict[str, List[Hit]]]:
     """Each query's BM25 and dense hits, ``depth`` deep, with the home's indexes."""
     os.environ["BOOST_HOME"] = str(home)
-    from boost_cli.core import dense, rag
+    from boost_cli.core import dense, retrieval
 
-    bm25 = rag.get_retriever("bm25", refresh=False).retriever
+    bm25 = retrieval.get_retriever("bm25").retriever
     config = embed_config()
     vectors = QueryVectors(qcache).get(config, [q["query"] for q in queries])
     index = dense.DenseIndex(config)
@@ -128,7 +130,7 @@ def candidates(
     lex: Dict[str, List[Hit]] = {}
     sem: Dict[str, List[Hit]] = {}
     for q in queries:
-        lex[q["query"]] = bm25.query(q["query"], k=depth, kind=q.get("kind"))
+        lex[q["query"]] = bm25.query(q["query"], k=depth, kind=q.get("kind")).hits
         sem[q["query"]] = index.search_vector(vectors[q["query"]], k=depth, kind=q.get("kind"))
     return lex, sem
 
@@ -139,11 +141,11 @@ def score_run(
     groups: Mapping[str, str],
 ) -> List[Dict[str, Any]]:
     """Per-query metrics of ``{query text: hits}`` after collapsing copies, as search does."""
-    from boost_cli.core.search import collapse_copies
+    from boost_cli.core.fusion import collapse
 
     rows = []
     for q in queries:
-        ranked = ranked_ids(collapse_copies(run[q["query"]]))
+        ranked = ranked_ids(collapse(run[q["query"]], lambda h: h.content_hash))
         rows.append(
             {**score_query(ranked, q["relevant"], groups), "id": q["id"], "type": q["type"]}
         )
@@ -156,12 +158,12 @@ def hybrid_run(
     queries: Sequence[Dict[str, Any]],
     **params: Any,
 ) -> Dict[str, List[Hit]]:
-    from boost_cli.core.fusion import HybridRetriever
+    from boost_cli.core.retrieval import HybridRetriever
 
     hybrid = HybridRetriever(Fixed("bm25", lex), Fixed("dense", sem), **params)
     # The retriever fuses max(k, depth) candidates per engine: a depth under 60 needs k = depth.
     k = min(CANDIDATES, hybrid.depth)
-    return {q["query"]: hybrid.query(q["query"], k=k, kind=q.get("kind")) for q in queries}
+    return {q["query"]: hybrid.query(q["query"], k=k, kind=q.get("kind")).hits for q in queries}
 
 
 # --------------------------------------------------------------------------- fusion
@@ -262,7 +264,7 @@ def cmd_units(args: argparse.Namespace) -> int:
     print(f"taps: {', '.join(sorted(taps))}")
     print(f"{len(subset)} of {len(queries)} dev queries have a relevant document in them")
     results: Dict[str, Dict[str, Any]] = {}
-    from boost_cli.core.fusion import HybridRetriever
+    from boost_cli.core.retrieval import HybridRetriever
 
     defaults = HybridRetriever(Fixed("bm25", {}), Fixed("dense", {}))
     params = {"method": defaults.method, "rrf_k": defaults.rrf_k, "weights": defaults.weights}

@@ -95,14 +95,13 @@ def ranked_ids(hits: Sequence[Any]) -> List[str]:
 def run_engine(
     engine: str, queries: Sequence[Dict[str, Any]], k: int = 100
 ) -> List[Dict[str, Any]]:
-    from boost_cli.core import rag, search
+    from boost_cli.core import registry, retrieval
 
-    choice = rag.get_retriever(engine, refresh=False)
+    choice = retrieval.get_retriever(engine, snapshots=registry.snapshots)
     rows = []
     for q in queries:
         t0 = time.perf_counter()
-        hits = choice.retriever.query(q["query"], k=k, kind=q.get("kind"))
-        hits = search.collapse_copies(hits)
+        hits = choice.retriever.query(q["query"], k=k, kind=q.get("kind")).hits
         ms = (time.perf_counter() - t0) * 1000
         rows.append({"id": q["id"], "type": q["type"], "ranked": ranked_ids(hits), "ms": ms})
     return rows

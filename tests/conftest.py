@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 from typing import Callable, Dict, Optional
@@ -13,20 +14,14 @@ from tests.helpers import EXAMPLES, make_repo
 
 @pytest.fixture(autouse=True)
 def boost_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point BOOST_HOME at a fresh folder and keep LLM/embedding providers unconfigured."""
+    """Point BOOST_HOME at a fresh folder; every other BOOST_* setting and every provider
+    key is cleared, so LLM and embedding providers are unconfigured unless a test says so."""
     home = tmp_path / "boost-home"
     monkeypatch.setenv("BOOST_HOME", str(home))
-    for var in (
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "OPENAI_API_KEY",
-        "VOYAGE_API_KEY",
-        "BOOST_EMBED_PROVIDER",
-        "BOOST_EMBED_MODEL",
-        "BOOST_EMBED_BASE_URL",
-        "BOOST_EMBED_API_KEY",
-        "BOOST_RERANK_MODEL",
-    ):
+    for var in list(os.environ):
+        if var.startswith("BOOST_") and var != "BOOST_HOME":
+            monkeypatch.delenv(var)
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "VOYAGE_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     return home
 

@@ -78,10 +78,10 @@ def test_explain_reports_every_stage(tapped: Path, tmp_path: Path) -> None:
     out = r.stdout
     assert "engine: bm25" in out
     assert re.search(r"index: generated \S+, 1 taps", out) and "example @ " in out
-    assert re.search(r"candidates: \d+ retrieved, \d+ after collapsing copies", out)
+    assert re.search(r"candidates: \d+ distinct files retrieved", out)
     assert "rerank: unavailable: no LLM available" in out
     assert re.search(
-        r"timings: open [\d.]+ ms, retrieve [\d.]+ ms, collapse [\d.]+ ms, rerank [\d.]+ ms, total",
+        r"timings: open [\d.]+ ms, retrieve [\d.]+ ms, rerank [\d.]+ ms, total",
         out,
     )
     assert "ranks: bm25 #1" in out
@@ -177,7 +177,9 @@ def test_corrupt_index_is_rebuilt_or_reported(tapped: Path, tmp_path: Path) -> N
     assert r.returncode == 0, r.stderr
 
 
-def test_search_refreshes_one_changed_tap(tapped: Path, example_repo: Path, tmp_path: Path) -> None:
+def test_update_refreshes_the_index_and_search_never_writes_it(
+    tapped: Path, example_repo: Path, tmp_path: Path
+) -> None:
     from tests.helpers import commit_all
 
     run_boost(["reindex"], tapped)
@@ -187,10 +189,33 @@ def test_search_refreshes_one_changed_tap(tapped: Path, example_repo: Path, tmp_
         "---\nname: zebra-care\ndescription: Look after zebras in a zoo\n---\nFeed the zebras hay.\n"
     )
     commit_all(example_repo)
-    assert run_boost(["update"], tapped).returncode == 0
+    up = run_boost(["update"], tapped)
+    assert up.returncode == 0 and "Search index refreshed (1 tap redone in" in up.stdout
+    index_dir = tapped / "cache" / "index"
+    before = {p: p.stat().st_mtime_ns for p in index_dir.rglob("*")}
     r = run_boost(["search", "zebras hay", "--explain"], tapped, env=_env_no_llm(tmp_path))
     assert r.stdout.startswith(" 1. example:zebra-care")
-    assert "search index refreshed for tap example" in r.stderr
+    assert "out of date" not in r.stderr
+    assert {p: p.stat().st_mtime_ns for p in index_dir.rglob("*")} == before
+
+
+def test_a_stale_index_is_searched_as_it_is_and_named(
+    tapped: Path, example_repo: Path, tmp_path: Path
+) -> None:
+    from tests.helpers import commit_all
+
+    run_boost(["reindex"], tapped)
+    (example_repo / "NOTES.md").write_text("a commit that changes no entry\n")
+    commit_all(example_repo)
+    config = json.loads((tapped / "config.json").read_text())
+    config["taps"]["example"]["commit"] = "0" * 40  # as if updated without refreshing the index
+    (tapped / "config.json").write_text(json.dumps(config))
+    r = run_boost(["search", "fill a pdf form"], tapped, env=_env_no_llm(tmp_path))
+    assert r.returncode == 0 and r.stdout.startswith(" 1. example:pdf-forms")
+    assert (
+        "note: the search index is out of date for 1 tap (example) — run 'boost reindex'"
+        in r.stderr
+    )
 
 
 def test_search_in_process(

@@ -163,3 +163,28 @@ def test_subprocess_roundtrip(example_repo: Path, boost_home: Path) -> None:
     assert set(hits[0]) == HIT_KEYS
     r = run_boost(["--debug", "show", "nope"], boost_home)
     assert r.returncode == 3 and "Traceback" in r.stderr
+
+
+def test_tap_and_untap_keep_an_existing_index_in_step(
+    example_repo: Path, repo_factory: Callable, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["tap", str(example_repo), "--name", "example"]) == 0
+    assert "refreshed" not in capsys.readouterr().out  # no index yet: nothing to refresh
+    assert main(["reindex"]) == 0
+    capsys.readouterr()
+    extra = repo_factory(
+        "extra", {"skills/zebra/SKILL.md": skill("zebra-care", "Look after zebras in a zoo")}
+    )
+    assert main(["tap", str(extra), "--name", "extra"]) == 0
+    out = capsys.readouterr().out
+    assert "Search index refreshed (1 tap redone in" in out
+    assert main(["search", "zebras zoo", "--json", "--no-rerank"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)[0]["id"] == "extra:zebra-care"
+    assert "out of date" not in captured.err
+    assert main(["untap", "extra"]) == 0
+    assert "Search index refreshed (1 tap redone in" in capsys.readouterr().out
+    assert main(["search", "zebras zoo", "--json", "--no-rerank"]) == 0
+    captured = capsys.readouterr()
+    assert all(h["tap"] == "example" for h in json.loads(captured.out))
+    assert "out of date" not in captured.err

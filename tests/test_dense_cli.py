@@ -430,8 +430,8 @@ def test_embed_timeout_setting() -> None:
 def test_hybrid_fuses_copies_of_one_file_as_one_candidate() -> None:
     """BM25 names copy ``x/a`` of a file, the dense engine ranks both copies of it first:
     the fused hit carries both engines' votes, and dense's next file counts as its #2."""
-    from boost_cli.core.fusion import HybridRetriever
     from boost_cli.core.models import Entry, Hit
+    from boost_cli.core.retrieval import HybridRetriever
 
     def hit(tap: str, name: str, engine: str, score: float, sha: str) -> Hit:
         entry = Entry(name, "skill", f"{name} description", tap, name, f"{name}/SKILL.md")
@@ -444,7 +444,9 @@ def test_hybrid_fuses_copies_of_one_file_as_one_candidate() -> None:
         hit("x", "a", "dense", 0.9, "H1"),
         hit("z", "c", "dense", 0.8, "H3"),
     ]
-    fused = HybridRetriever(Fixed("bm25", {"q": bm25}), Fixed("dense", {"q": dense})).query("q")
+    fused = (
+        HybridRetriever(Fixed("bm25", {"q": bm25}), Fixed("dense", {"q": dense})).query("q").hits
+    )
     assert [h.entry.qualified_name for h in fused] == ["x:a", "x:b", "z:c"]
     top = fused[0]
     assert dict(top.ranks) == {"bm25": 1, "dense": 1} and top.also_in == ("y:a",)
@@ -461,11 +463,9 @@ class Fixed:
         self.name = name
         self.hits = hits
 
-    def build(self, entries: Any) -> object:
-        return None
+    def query(
+        self, text: str, k: int = 60, kind: Optional[str] = None, taps: Optional[Any] = None
+    ) -> Any:
+        from boost_cli.core.retrieval import Retrieved
 
-    def ready(self) -> bool:
-        return True
-
-    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Any]:
-        return list(self.hits[text][:k])
+        return Retrieved(list(self.hits[text][:k]))

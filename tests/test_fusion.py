@@ -1,15 +1,13 @@
-"""Rank fusion against hand-computed examples, and the hybrid retriever over fake engines."""
+"""Rank fusion against hand-computed examples: the pure functions the hybrid engine runs."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Tuple
 
 import pytest
 
-from boost_cli.core.errors import IndexError_, UsageError
-from boost_cli.core.fusion import HybridRetriever, merge_hits, minmax, rrf, weighted_minmax
+from boost_cli.core.fusion import collapse, fuse, merge_hits, minmax, rrf, weighted_minmax
 from boost_cli.core.models import Entry, Hit
-from boost_cli.core.rag import Retriever
 
 
 def test_rrf_hand_computed() -> None:
@@ -65,26 +63,6 @@ def entry(name: str, kind: str = "skill") -> Entry:
     return Entry(name, kind, f"{name} description", "tap", name, f"{name}/SKILL.md")
 
 
-class FakeEngine:
-    def __init__(self, name: str, hits: Sequence[Hit], error: Optional[Exception] = None):
-        self.name = name
-        self.hits = list(hits)
-        self.error = error
-        self.calls: List[Dict[str, object]] = []
-
-    def build(self, entries: Sequence[Entry]) -> object:
-        return {"built": self.name, "n": len(entries)}
-
-    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Hit]:
-        self.calls.append({"text": text, "k": k, "kind": kind})
-        if self.error is not None:
-            raise self.error
-        return [h for h in self.hits if kind is None or h.entry.kind == kind][:k]
-
-    def ready(self) -> bool:
-        return True
-
-
 def bm25_hits() -> List[Hit]:
     return [
         Hit(entry("a"), 9.0, snippet="a from bm25", ranks={"bm25": 1}, content_hash="ha"),
@@ -101,11 +79,8 @@ def dense_hits() -> List[Hit]:
     ]
 
 
-def test_hybrid_rrf_merges_hits_keeping_bm25_snippets() -> None:
-    bm25, dense = FakeEngine("bm25", bm25_hits()), FakeEngine("dense", dense_hits())
-    hybrid = HybridRetriever(bm25, dense)
-    assert isinstance(hybrid, Retriever) and hybrid.name == "hybrid"
-    hits = hybrid.query("q", k=3)
+def test_fuse_rrf_merges_hits_keeping_bm25_snippets() -> None:
+    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 3)
     # b: 1/62 + 1/61; c: 1/63 + 1/63; a: 1/61; d: 1/62
     assert [h.entry.name for h in hits] == ["b", "c", "a"]
     b, c, a = hits
@@ -114,41 +89,36 @@ def test_hybrid_rrf_merges_hits_keeping_bm25_snippets() -> None:
     assert c.snippet == "c from dense"  # BM25 had none
     assert dict(a.ranks) == {"bm25": 1} and a.content_hash == "ha"
     assert b.score == pytest.approx(1 / 62 + 1 / 61)
-    assert bm25.calls == [{"text": "q", "k": 60, "kind": None}]
-    assert hybrid.last_degrade is None
 
 
-def test_hybrid_minmax_and_kind_filter() -> None:
-    bm25, dense = FakeEngine("bm25", bm25_hits()), FakeEngine("dense", dense_hits())
-    hits = HybridRetriever(bm25, dense, method="minmax").query("q", k=10)
+def test_fuse_minmax_and_depth() -> None:
+    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 10, "minmax")
     # bm25 norm: a 1, b 5/7, c 0; dense norm: b 1, d .5, c 0
     # a .3; b .3·5/7 + .7 = .9143; d .35; c 0
     assert [h.entry.name for h in hits] == ["b", "d", "a", "c"]
     assert hits[0].score == pytest.approx(0.3 * 5 / 7 + 0.7)
-    rules = HybridRetriever(bm25, dense).query("q", k=5, kind="rule")
-    assert [h.entry.name for h in rules] == ["c"]
-    assert dense.calls[-1]["kind"] == "rule"
+    # depth 1 (k 1): each engine votes with its first file only.
+    one = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 1, depth=1)
+    assert [h.entry.name for h in one] == ["a"] and one[0].score == pytest.approx(1 / 61)
+    with pytest.raises(ValueError, match="unknown fusion method"):
+        fuse({}, 3, "sum")
 
 
-def test_hybrid_degrades_to_bm25_when_dense_cannot_answer() -> None:
-    bm25 = FakeEngine("bm25", bm25_hits())
-    dense = FakeEngine("dense", [], error=IndexError_("no dense index yet", "run it"))
-    hybrid = HybridRetriever(bm25, dense)
-    hits = hybrid.query("q", k=2)
-    assert [h.entry.name for h in hits] == ["a", "b"]
-    assert hybrid.last_degrade == "dense skipped: no dense index yet — run it"
+def test_collapse_merges_copies_into_the_best_ranked_hit() -> None:
+    def hit(name: str, tap: str, key: Optional[str], also: Tuple[str, ...] = ()) -> Hit:
+        e = Entry(name, "skill", "", tap, name, f"{name}/SKILL.md")
+        return Hit(e, 1.0, also_in=also, content_hash=key)
 
-
-def test_hybrid_build_ready_and_bad_method() -> None:
-    bm25, dense = FakeEngine("bm25", []), FakeEngine("dense", [])
-    hybrid = HybridRetriever(bm25, dense)
-    assert hybrid.ready()
-    assert hybrid.build([entry("a")]) == {
-        "bm25": {"built": "bm25", "n": 1},
-        "dense": {"built": "dense", "n": 1},
-    }
-    with pytest.raises(UsageError, match="unknown fusion method"):
-        HybridRetriever(bm25, dense, method="sum")
+    a = hit("a", "t1", "h1")
+    b = hit("a", "t2", "h1")
+    c = hit("c", "t1", "h2")
+    d = hit("a", "t3", "h1", ("t4:a", "t2:a"))
+    e = hit("e", "t1", None)
+    f = hit("e", "t2", None)
+    out = collapse([a, b, c, d, e, f], lambda h: h.content_hash)
+    assert [h.entry.qualified_name for h in out] == ["t1:a", "t1:c", "t1:e", "t2:e"]
+    assert out[0].also_in == ("t2:a", "t3:a", "t4:a")
+    assert out[1].also_in == () and out[2].also_in == ()
 
 
 def test_merge_hits_skips_unknown_ids() -> None:

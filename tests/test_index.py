@@ -20,7 +20,6 @@ from boost_cli.core import bm25, index
 from boost_cli.core.errors import IndexError_, UsageError
 from boost_cli.core.models import Entry, TapSnapshot
 from boost_cli.core.paths import index_dir
-from boost_cli.core.rag import Retriever
 
 FORCE_FIX = "run 'boost reindex --force'"
 
@@ -801,28 +800,6 @@ def test_reader_close(built: Path) -> None:
 
 
 # --------------------------------------------------------------------------- retriever
-
-
-def test_retriever_protocol(tmp_path: Path) -> None:
-    taps = dedupe_taps(tmp_path)
-    retriever = index.BM25Retriever(snapshots=lambda: taps)
-    assert isinstance(retriever, Retriever)
-    assert retriever.name == "bm25"
-    assert not retriever.ready()
-    with pytest.raises(IndexError_) as err:
-        retriever.query("pdf")
-    assert err.value.fix == "run 'boost reindex'"
-    report = retriever.build([e for t in taps for e in t.entries])
-    assert isinstance(report, index.BuildReport) and report.built == ("a", "b")
-    assert retriever.ready()
-    hits = retriever.query("pdf tables", k=1, kind="skill")
-    assert [h.entry.id for h in hits] == ["a:skills_all/pdf/SKILL.md"]
-    assert index.BM25Retriever(index.open_index()).query("charts")[0].entry.name == "other"
-
-
-def test_retriever_is_not_ready_on_a_damaged_index(built: Path) -> None:
-    (built / index.MANIFEST).write_text("{")
-    assert not index.BM25Retriever().ready()
 
 
 def test_build_report_to_dict(tmp_path: Path) -> None:

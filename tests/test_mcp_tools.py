@@ -424,10 +424,10 @@ def test_auto_backend_follows_the_environment(tmp_path: Path) -> None:
         ({"limit": 8, "rerank": "none"}, {"ANTHROPIC_API_KEY": "k"}, 8),
         ({"limit": 8}, {"ANTHROPIC_API_KEY": "k"}, search.CANDIDATES),
         ({"limit": 8, "rerank": "api"}, {}, search.CANDIDATES),
-        ({"limit": 8, "taps": ("example",)}, {}, search.CANDIDATES),
+        ({"limit": 8, "taps": ("example",)}, {}, 8),  # the engines filter by tap themselves
     ],
 )
-def test_the_pool_is_the_shortlist_unless_a_reranker_or_tap_filter_needs_more(
+def test_the_pool_is_the_shortlist_unless_a_reranker_needs_more(
     no_llm: None,
     monkeypatch: pytest.MonkeyPatch,
     options: Dict[str, Any],
@@ -448,7 +448,7 @@ def test_a_shortlist_pool_gives_the_top_of_the_full_ranking(indexed: Path) -> No
     assert ids(3) == ids(20)[:3]
 
 
-def test_copies_collapsing_below_the_shortlist_widen_the_pool(no_llm: None, tmp_path: Path) -> None:
+def test_copies_collapse_without_shrinking_the_shortlist(no_llm: None, tmp_path: Path) -> None:
     files = {  # a outranks b in each tap, so the first two candidates are copies of a
         "skills/a/SKILL.md": skill("a", "Lint the files of a monorepo"),
         "skills/b/SKILL.md": skill("b", "Lint files"),
@@ -457,27 +457,11 @@ def test_copies_collapsing_below_the_shortlist_widen_the_pool(no_llm: None, tmp_
         registry.add(str(make_repo(tmp_path / tap, files)), name=tap)
     out = search.run(search.SearchOptions(query="lint monorepo files", limit=2))
     assert out.engine == "lexical" and out.diagnostics["pool"] == 2
-    assert out.diagnostics["candidates"] == 4  # widened after [one:a, two:a] collapsed to one
+    assert out.diagnostics["candidates"] == 2  # distinct files: [one:a, two:a] are one
     assert [(h.entry.qualified_name, h.also_in) for h in out.hits] == [
         ("one:a", ("two:a",)),
         ("one:b", ("two:b",)),
     ]
-
-
-def test_open_index_hands_out_one_warm_reader_until_the_index_or_home_changes(
-    indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    first = index.open_index()
-    assert first is not None and index.open_index() is first
-    commits = first.commits
-    index.build(registry.snapshots(), force=True)  # same commits, a new manifest
-    again = index.open_index()
-    assert again is first and again.commits == commits  # re-read in place
-    first.close()  # a caller closing the shared reader does not break the next one
-    assert index.open_index() is first and first.commits == commits
-    monkeypatch.setenv("BOOST_HOME", str(tmp_path / "another-home"))
-    assert index.open_index() is None
-    monkeypatch.undo()
 
 
 def test_rerank_is_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -487,7 +471,7 @@ def test_rerank_is_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
 
     seen = []
 
-    def fake_run(opts: search_mod.SearchOptions) -> search_mod.SearchOutcome:
+    def fake_run(opts: search_mod.SearchOptions, **kwargs: Any) -> search_mod.SearchOutcome:
         seen.append(opts.rerank)
         return search_mod.SearchOutcome(hits=[], engine="bm25")
 

@@ -50,16 +50,6 @@ def test_why_is_one_bounded_line() -> None:
     assert len(why) <= search.WHY_CHARS and "\n" not in why and why.endswith("…")
 
 
-def test_collapse_copies_by_content_hash() -> None:
-    a = Hit(entry=_entry("a", tap="t1"), score=3.0, content_hash="h1")
-    b = Hit(entry=_entry("a", tap="t2"), score=2.0, content_hash="h1")
-    c = Hit(entry=_entry("c", tap="t1"), score=1.0, content_hash="h2")
-    d = Hit(entry=_entry("a", tap="t3"), score=0.5, content_hash="h1", also_in=("t4:a",))
-    out = search.collapse_copies([a, b, c, d])
-    assert [h.entry.qualified_name for h in out] == ["t1:a", "t1:c"]
-    assert out[0].also_in == ("t2:a", "t3:a", "t4:a")
-
-
 @pytest.mark.parametrize(
     "opts,msg",
     [
@@ -92,12 +82,3 @@ def test_lexical_rare_terms_count_more() -> None:
     ]
     hits = lexical.search(entries, "kafka testing")
     assert hits[0].entry.name == "kafka"
-
-
-def test_lexical_retriever_protocol() -> None:
-    from boost_cli.core.rag import Retriever
-
-    r = lexical.LexicalRetriever([_entry("a", "alpha")])
-    assert isinstance(r, Retriever) and r.ready()
-    r.build([_entry("b", "beta")])
-    assert [h.entry.name for h in r.query("beta")] == ["b"]

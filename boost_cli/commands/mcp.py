@@ -11,9 +11,9 @@ import logging
 import sys
 from typing import Any, Dict, List, Optional
 
-from boost_cli.core import discover, entries, registry, search
-from boost_cli.core.errors import IndexError_, NoTapsError
+from boost_cli.core import discover, lookup, records, registry, retrieval, search, status
 from boost_cli.core.mcp import Registry, Server, ToolResult
+from boost_cli.core.models import KINDS
 
 SEARCH_INPUT = {
     "type": "object",
@@ -32,7 +32,7 @@ SEARCH_INPUT = {
         },
         "kind": {
             "type": "string",
-            "enum": ["skill", "rule", "workflow"],
+            "enum": list(KINDS),
             "description": "only this kind",
         },
         "tap": {"type": "string", "minLength": 1, "description": "only this tap (registry)"},
@@ -74,8 +74,10 @@ SEARCH_OUTPUT = {
 }
 
 
-def build_registry() -> Registry:
+def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
+    """boost's tools. ``engines`` keeps the indexes open between calls (one per server)."""
     reg = Registry()
+    engines = engines or retrieval.Engines()
 
     @reg.tool(
         "boost_search",
@@ -94,14 +96,14 @@ def build_registry() -> Registry:
             # costs seconds per call, so it is opt-in here.
             rerank="auto" if args.get("rerank") else "none",
         )
-        result = search.run(opts)
+        result = search.run(opts, engines=engines)
         taps = {t.name: t for t in registry.list_taps()}
-        records = [_compact(registry.hit_record(h, taps)) for h in result.hits]
+        results = [records.mcp_record(h, taps) for h in result.hits]
         lines: List[str] = []
-        for i, r in enumerate(records, start=1):
+        for i, r in enumerate(results, start=1):
             lines.append(f"{i}. {r['id']} [{r['kind']}] — {r['why'] or r['description']}")
             lines.append(f"   file: {r['file']}")
-        if not records:
+        if not results:
             lines.append(f"No matches for {opts.query!r}.")
         for note in result.notes:
             lines.append(f"note: {note}")
@@ -109,7 +111,7 @@ def build_registry() -> Registry:
             "query": opts.query,
             "engine": result.engine,
             "notes": result.notes,
-            "results": records,
+            "results": results,
         }
         return ToolResult(text="\n".join(lines), structured=structured)
 
@@ -130,13 +132,10 @@ def build_registry() -> Registry:
         },
     )
     def boost_get_skill(args: Dict[str, Any]) -> ToolResult:
-        snaps = registry.snapshots()
-        if not snaps:
-            raise NoTapsError()
-        snap, entry = entries.find(snaps, args["name"])
-        text = snap.text(entry)
-        head = f"# {entry.qualified_name} [{entry.kind}] — file: {snap.root / entry.path}\n\n"
-        return ToolResult(text=head + text)
+        found = lookup.read(args["name"])
+        entry = found.entry
+        head = f"# {entry.qualified_name} [{entry.kind}] — file: {found.file}\n\n"
+        return ToolResult(text=head + found.text)
 
     @reg.tool(
         "boost_list_taps",
@@ -145,31 +144,16 @@ def build_registry() -> Registry:
     )
     def boost_list_taps(args: Dict[str, Any]) -> ToolResult:
         taps = registry.list_taps()
-        from boost_cli.core import index
-
         # A damaged index must not hide the taps: list them and say what is wrong.
-        unreadable: Optional[IndexError_] = None
-        try:
-            reader = index.open_index() if taps else None
-        except IndexError_ as exc:
-            reader, unreadable = None, exc
-        indexed = dict(reader.commits) if reader is not None else {}
-        rows = []
-        for t in taps:
-            if unreadable is not None:
-                fresh = "unreadable index"
-            elif indexed.get(t.name) == t.commit:
-                fresh = "indexed"
-            else:
-                fresh = "stale index" if t.name in indexed else "not indexed"
-            rows.append({**t.to_dict(), "index": fresh})
+        state = status.index_state(engines) if taps else status.IndexState(False, {})
+        rows = status.tap_rows(taps, state)
         lines = [
             f"{r['name']} @ {r['commit'][:10]}: {r['counts'].get('skill', 0)} skills, {r['counts'].get('rule', 0)} rules, "
             f"{r['counts'].get('workflow', 0)} workflows ({r['index']})"
             for r in rows
         ] or ["No taps yet: run 'boost tap --defaults' in a terminal."]
-        if unreadable is not None:
-            lines.append(f"note: the search index cannot be read ({unreadable})")
+        if state.damaged is not None:
+            lines.append(f"note: the search index cannot be read ({state.damaged})")
         return ToolResult(text="\n".join(lines), structured={"taps": rows})
 
     @reg.tool(
@@ -196,23 +180,6 @@ def build_registry() -> Registry:
         )
 
     return reg
-
-
-def _compact(record: Dict[str, Any]) -> Dict[str, Any]:
-    keep = (
-        "id",
-        "name",
-        "tap",
-        "kind",
-        "description",
-        "why",
-        "score",
-        "file",
-        "url",
-        "also_in",
-        "path",
-    )
-    return {k: record[k] for k in keep if k in record}
 
 
 INSTRUCTIONS = (

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
+
+from boost_cli.core.models import KINDS
 
 
 def out(text: str = "") -> None:
@@ -25,7 +27,7 @@ def short(commit: str) -> str:
 
 def counts_text(counts: Mapping[str, int]) -> str:
     parts = []
-    for kind in ("skill", "rule", "workflow"):
+    for kind in KINDS:
         n = int(counts.get(kind, 0))
         parts.append(f"{n} {kind}{'' if n == 1 else 's'}")
     return ", ".join(parts)
@@ -33,7 +35,7 @@ def counts_text(counts: Mapping[str, int]) -> str:
 
 def counts_delta(old: Mapping[str, int], new: Mapping[str, int]) -> str:
     parts = []
-    for kind in ("skill", "rule", "workflow"):
+    for kind in KINDS:
         d = int(new.get(kind, 0)) - int(old.get(kind, 0))
         if d:
             parts.append(f"{d:+d} {kind}{'' if abs(d) == 1 else 's'}")
@@ -45,10 +47,6 @@ def table(rows: list, headers: list) -> str:
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
     return "\n".join(lines)
-
-
-def kv(d: Dict[str, Any]) -> str:
-    return "\n".join(f"{k}: {v}" for k, v in d.items())
 
 
 def progress(verb: str) -> Optional[Callable[..., None]]:

@@ -7,8 +7,7 @@ import json
 from typing import Any, Dict
 
 from boost_cli.commands.render import emit_json, err, out
-from boost_cli.core import entries, registry, search
-from boost_cli.core.errors import NoTapsError
+from boost_cli.core import lookup, records, registry, search
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -23,7 +22,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     result = search.run(opts)
     taps = {t.name: t for t in registry.list_taps()}
     if args.json:
-        emit_json([registry.hit_record(h, taps) for h in result.hits])
+        emit_json([records.hit_record(h, taps) for h in result.hits])
         for note in result.notes:
             err(f"note: {note}")
         if args.explain:
@@ -62,8 +61,6 @@ def render_explain(d: Dict[str, Any]) -> str:
             lines.append(f"  {tap} @ {commit[:10]}")
         if info.get("stale_taps"):
             lines.append(f"  stale taps: {', '.join(info['stale_taps'])}")
-        if info.get("refreshed_taps"):
-            lines.append(f"  refreshed now: {', '.join(info['refreshed_taps'])}")
     dense = info.get("dense")
     if dense:
         stale = sorted(
@@ -82,9 +79,7 @@ def render_explain(d: Dict[str, Any]) -> str:
         )
         if dense.get("backend_note"):
             lines.append(f"  {dense['backend_note']}")
-    lines.append(
-        f"candidates: {d.get('candidates')} retrieved, {d.get('after_collapse')} after collapsing copies"
-    )
+    lines.append(f"candidates: {d.get('candidates')} distinct files retrieved")
     rr = d.get("rerank", {})
     detail = rr.get("reason") or rr.get("model") or ""
     lines.append(
@@ -96,28 +91,23 @@ def render_explain(d: Dict[str, Any]) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    snaps = registry.snapshots()
-    if not snaps:
-        raise NoTapsError()
-    snap, entry = entries.find(snaps, args.name)
-    text = snap.text(entry)
-    taps = {t.name: t for t in registry.list_taps()}
-    url = registry.source_url(taps[snap.name], entry.path) if snap.name in taps else ""
+    found = lookup.read(args.name)
+    entry, snap = found.entry, found.snapshot
     if args.json:
         d: Dict[str, Any] = entry.to_dict()
         d.update(
             {
                 "id": entry.qualified_name,
-                "file": str(snap.root / entry.path),
-                "url": url,
-                "text": text,
+                "file": str(found.file),
+                "url": found.url,
+                "text": found.text,
             }
         )
         emit_json(d)
         return 0
     out(f"# {entry.qualified_name} [{entry.kind}]")
-    out(f"# file: {snap.root / entry.path}")
-    out(f"# tap: {snap.name} @ {snap.commit[:10]}  {url}")
+    out(f"# file: {found.file}")
+    out(f"# tap: {snap.name} @ {snap.commit[:10]}  {found.url}")
     out("")
-    out(text.rstrip("\n"))
+    out(found.text.rstrip("\n"))
     return 0

@@ -5,8 +5,17 @@ from __future__ import annotations
 import argparse
 from typing import Any, Dict, List
 
-from boost_cli.commands.render import counts_delta, counts_text, emit_json, err, out, short, table
-from boost_cli.core import registry
+from boost_cli.commands.render import (
+    counts_delta,
+    counts_text,
+    emit_json,
+    err,
+    out,
+    progress,
+    short,
+    table,
+)
+from boost_cli.core import indexing, registry
 from boost_cli.core.errors import BoostError, UsageError
 
 
@@ -57,13 +66,26 @@ def cmd_tap(args: argparse.Namespace) -> int:
                 f" ({len(scan.warnings)} warnings: boost taps --warnings)" if scan.warnings else ""
             )
             out(f"Tapped {info.name} at {short(info.commit)}: {counts_text(info.counts)}{warn}")
+    tapped = sum(1 for r in results if "error" not in r)
+    refreshed = _refresh(quiet=args.json) if tapped else None
     if args.json:
         emit_json(results)
     if bulk and not args.json:
-        out(
-            f"{len(sources) - failures} of {len(sources)} sources tapped; run 'boost reindex' to index them"
-        )
+        hint = "" if refreshed else "; run 'boost reindex' to index them"
+        out(f"{len(sources) - failures} of {len(sources)} sources tapped{hint}")
     return 1 if failures else 0
+
+
+def _refresh(quiet: bool = False) -> bool:
+    """Bring an existing search index up to date with the taps; False when there is none."""
+    report = indexing.refresh(progress=progress("indexing"))
+    if report is None:
+        return False
+    if report.built or report.removed:
+        changed = len(report.built) + len(report.removed)
+        message = f"Search index refreshed ({changed} tap{'' if changed == 1 else 's'} redone in {report.seconds:.1f} s)"
+        (err if quiet else out)(message)
+    return True
 
 
 def _list_catalog(regs: List[Dict[str, Any]], as_json: bool) -> int:
@@ -126,6 +148,7 @@ def cmd_untap(args: argparse.Namespace) -> int:
     for name in args.names:
         info = registry.remove(name)
         out(f"Untapped {info.name}")
+    _refresh()
     return 0
 
 
@@ -144,4 +167,6 @@ def cmd_update(args: argparse.Namespace) -> int:
             )
     if not results:
         out("No taps to update.")
+    if any(r.old_commit != r.new_commit for r in results if not r.error):
+        _refresh()
     return 1 if failed else 0

@@ -1,38 +1,30 @@
-"""Fusing rankings from several engines (BM25 + dense) into one: pure functions, and the
-`HybridRetriever` that applies them at entry level.
+"""Fusing rankings from several engines (BM25 + dense) into one, as pure functions.
 
 - `rrf` — reciprocal-rank fusion: ``score(d) = Σ_e 1 / (k + rank_e(d))`` over the engines
   that returned ``d`` (ranks 1-based, ``k = 60`` as in Cormack et al. 2009). Uses ranks
   only, so it needs no score calibration.
 - `weighted_minmax` — each engine's scores min-max normalised to [0, 1] over the results
   it returned, then ``Σ_e w_e · norm_e(d)`` (an engine that did not return ``d`` adds 0).
+- `collapse` — copies of one file (any key) merged into their best-ranked hit.
+- `fuse` — the entry-level pipeline the hybrid engine runs: copies become one candidate,
+  each engine's list is cut to ``depth``, fused, and merged back into hits.
 
-Both break ties deterministically: higher score, then better (smaller) best rank, then id.
-
-`HybridRetriever` defaults to RRF, k = 60, 60 candidates per engine: on the 40 dev
-queries (`scripts/dense_eval.py fusion`, BM25 + all-MiniLM-L6-v2 entry vectors) it scores
-nDCG@10 0.637 (BM25 0.530, dense 0.521), and every RRF setting with k in 20-100 and depth
-40-200 lands in 0.632-0.641: a plateau, so the textbook setting is kept. Min-max sums
-peaked at 0.634 (0.5/0.5, depth 100) but moved by 0.03 with the depth alone (the minimum
-each list is normalised against moves with it); 0.3/0.7 scored 0.590 at depth 60.
-z-score sums (≤ 0.611), max-normalised sums (≤ 0.645), weighted RRF (≤ 0.644) and
-unequal depths per engine (≤ 0.648), tried in a scratch sweep, gain nothing beyond the
-noise of 40 queries (a standard error of ~0.04).
+Both fusions break ties deterministically: higher score, then better (smaller) best rank,
+then id. Why RRF with k = 60 and depth 60 is the default: docs/dense.md (fusion sweep).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from boost_cli.core.errors import BoostError, UsageError
-from boost_cli.core.models import Entry, Hit
-from boost_cli.core.rag import Retriever
+from boost_cli.core.models import Hit
 
 RRF_K = 60
 DEFAULT_WEIGHTS: Mapping[str, float] = {"bm25": 0.3, "dense": 0.7}
 METHODS = ("rrf", "minmax")
+DEPTH = 60  # candidates each engine contributes (at least the k asked for)
 
 
 def _best_ranks(rankings: Mapping[str, Sequence[str]]) -> Dict[str, int]:
@@ -110,16 +102,17 @@ def fusion_keys(per_engine: Mapping[str, Sequence[Hit]]) -> Dict[str, str]:
     return keys
 
 
-def distinct(hits: Sequence[Hit], keys: Mapping[str, str]) -> List[Hit]:
-    """``hits`` with one hit per key (the best-ranked), later copies' names in its
-    ``also_in``: so an engine's ranks count distinct files, as BM25's do."""
+def collapse(hits: Sequence[Hit], key: Callable[[Hit], Optional[str]]) -> List[Hit]:
+    """``hits`` with one hit per ``key`` (the best-ranked; a None key is unique): each
+    later copy's name and its own ``also_in`` names join the kept hit's ``also_in``."""
     out: List[Hit] = []
     where: Dict[str, int] = {}
     for hit in hits:
-        key = keys.get(hit.entry.id, hit.entry.id)
-        i = where.get(key)
+        k = key(hit)
+        i = where.get(k) if k is not None else None
         if i is None:
-            where[key] = len(out)
+            if k is not None:
+                where[k] = len(out)
             out.append(hit)
             continue
         keep = out[i]
@@ -128,6 +121,12 @@ def distinct(hits: Sequence[Hit], keys: Mapping[str, str]) -> List[Hit]:
         if extra:
             out[i] = replace(keep, also_in=keep.also_in + tuple(dict.fromkeys(extra)))
     return out
+
+
+def distinct(hits: Sequence[Hit], keys: Mapping[str, str]) -> List[Hit]:
+    """``hits`` with one hit per fusion key (`fusion_keys`), so an engine's ranks count
+    distinct files, as BM25's do."""
+    return collapse(hits, lambda h: keys.get(h.entry.id, h.entry.id))
 
 
 def merge_hits(
@@ -176,70 +175,28 @@ def merge_hits(
     return out
 
 
-class HybridRetriever:
-    """BM25 and dense, fused at entry level (``name = "hybrid"``).
-
-    Each engine is asked for ``depth`` candidates (at least the ``k`` asked for). When the
-    dense engine cannot answer (a `BoostError`: provider down, store from another model),
-    the query degrades to BM25's ranking and ``last_degrade`` holds the reason.
-    """
-
-    name = "hybrid"
-
-    def __init__(
-        self,
-        bm25: Retriever,
-        dense: Retriever,
-        method: str = "rrf",
-        *,
-        rrf_k: int = RRF_K,
-        weights: Optional[Mapping[str, float]] = None,
-        depth: int = 60,
-    ) -> None:
-        if method not in METHODS:
-            raise UsageError(
-                f"unknown fusion method {method!r}", f"use one of: {', '.join(METHODS)}"
-            )
-        self.bm25 = bm25
-        self.dense = dense
-        self.method = method
-        self.rrf_k = rrf_k
-        self.weights = dict(weights if weights is not None else DEFAULT_WEIGHTS)
-        self.depth = depth
-        self.last_degrade: Optional[str] = None
-
-    def build(self, entries: Sequence[Entry]) -> Dict[str, Any]:
-        return {"bm25": self.bm25.build(entries), "dense": self.dense.build(entries)}
-
-    def ready(self) -> bool:
-        return self.bm25.ready() and self.dense.ready()
-
-    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Hit]:
-        self.last_degrade = None
-        depth = max(k, self.depth)
-        lexical = self.bm25.query(text, k=depth, kind=kind)
-        try:
-            semantic = self.dense.query(text, k=depth, kind=kind)
-        except BoostError as exc:
-            self.last_degrade = f"dense skipped: {exc}"
-            semantic = []
-        return self.fuse({"bm25": lexical, "dense": semantic}, k)
-
-    def fuse(self, per_engine: Mapping[str, Sequence[Hit]], k: int) -> List[Hit]:
-        """The top ``k`` of ``{engine: hits best first}`` fused with this retriever's method:
-        copies of one file are one candidate (`fusion_keys`), each engine's list cut to
-        ``depth`` distinct files first."""
-        keys = fusion_keys(per_engine)
-        lists = {e: distinct(hits, keys)[: max(k, self.depth)] for e, hits in per_engine.items()}
-        if self.method == "rrf":
-            fused = rrf(
-                {e: [keys[h.entry.id] for h in hits] for e, hits in lists.items()}, self.rrf_k
-            )
-        else:
-            fused = weighted_minmax(
-                {e: _first_scores(hits, keys) for e, hits in lists.items()}, self.weights
-            )
-        return merge_hits(fused[:k], lists, keys)
+def fuse(
+    per_engine: Mapping[str, Sequence[Hit]],
+    k: int,
+    method: str = "rrf",
+    *,
+    rrf_k: int = RRF_K,
+    weights: Optional[Mapping[str, float]] = None,
+    depth: int = DEPTH,
+) -> List[Hit]:
+    """The top ``k`` of ``{engine: hits best first}`` fused with ``method`` (`METHODS`):
+    copies of one file are one candidate (`fusion_keys`), each engine's list cut to
+    ``max(k, depth)`` distinct files first; hits keep every engine's rank."""
+    if method not in METHODS:
+        raise ValueError(f"unknown fusion method {method!r}")
+    keys = fusion_keys(per_engine)
+    lists = {e: distinct(hits, keys)[: max(k, depth)] for e, hits in per_engine.items()}
+    if method == "rrf":
+        fused = rrf({e: [keys[h.entry.id] for h in hits] for e, hits in lists.items()}, rrf_k)
+    else:
+        w = weights if weights is not None else DEFAULT_WEIGHTS
+        fused = weighted_minmax({e: _first_scores(hits, keys) for e, hits in lists.items()}, w)
+    return merge_hits(fused[:k], lists, keys)
 
 
 def _first_scores(hits: Sequence[Hit], keys: Mapping[str, str]) -> Dict[str, float]:

@@ -90,22 +90,3 @@ def search(
         Hit(entry=e, score=s, snippet=e.description, ranks={"lexical": r})
         for r, (s, _, e) in enumerate(best, start=1)
     ]
-
-
-class LexicalRetriever:
-    """The Retriever over an in-memory list of entries (no persisted state)."""
-
-    name = "lexical"
-
-    def __init__(self, entries: Sequence[Entry]) -> None:
-        self.entries = list(entries)
-
-    def build(self, entries: Sequence[Entry]) -> object:
-        self.entries = list(entries)
-        return {"entries": len(self.entries)}
-
-    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Hit]:
-        return search(self.entries, text, k, kind)
-
-    def ready(self) -> bool:
-        return True

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 KINDS = ("skill", "rule", "workflow")
+ENGINES = ("lexical", "bm25", "dense", "hybrid")  # the retrievers `retrieval.get_retriever` offers
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from boost_cli.core import config, paths
-from boost_cli.core.errors import BoostError, NotFoundError, UsageError
+from boost_cli.core.errors import BoostError, NoTapsError, NotFoundError, UsageError
 from boost_cli.core.models import TapSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,8 +89,6 @@ def list_taps() -> List[TapInfo]:
 
 def require_taps(names: Sequence[str] = ()) -> List[TapInfo]:
     """Every tap; raises NoTapsError when there is none and NotFoundError for an unknown name."""
-    from boost_cli.core.errors import NoTapsError
-
     taps = list_taps()
     if not taps:
         raise NoTapsError()
@@ -262,12 +260,3 @@ def source_url(tap: TapInfo, path: str) -> str:
         gh = gh[:-4] if gh.endswith(".git") else gh
         return f"https://github.com/{gh}/blob/{tap.commit or 'HEAD'}/{path}"
     return (tap.root / path).resolve().as_uri()
-
-
-def hit_record(hit: Any, taps: Dict[str, TapInfo]) -> Dict[str, Any]:
-    """A hit as the stable JSON object of `boost search --json` and MCP structured content."""
-    d: Dict[str, Any] = hit.to_dict()
-    tap = taps.get(hit.entry.tap)
-    d["file"] = str(paths.tap_dir(hit.entry.tap) / hit.entry.path)
-    d["url"] = source_url(tap, hit.entry.path) if tap else ""
-    return d

@@ -1,22 +1,22 @@
 """The search pipeline shared by `boost search` and the MCP `boost_search` tool.
 
-retrieve (best ready engine: 60 candidates for a reranker, else just the shortlist) → restrict
-to taps → collapse byte-identical copies → rerank with an LLM when one is available →
-shortlist with a *why* per pick.
+retrieve (best ready engine, restricted to the asked taps: 60 candidates for a reranker,
+else just the shortlist; every engine returns distinct files) → rerank with an LLM when one
+is available → shortlist with a *why* per pick.
 Every stage degrades instead of failing, and says why in ``notes``/``diagnostics``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from boost_cli.core import paths, rag, registry
+from boost_cli.core import registry, retrieval
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import KINDS, Hit, TapSnapshot
+from boost_cli.core.text import clip
 from boost_cli.core.tokenize import tokenize
 
 CANDIDATES = 60
@@ -52,42 +52,42 @@ def validate(opts: SearchOptions) -> None:
         raise UsageError(f"limit must be between 1 and 100, not {opts.limit}")
 
 
-def run(opts: SearchOptions, snapshots: Optional[Sequence[TapSnapshot]] = None) -> SearchOutcome:
-    """Run the whole pipeline. Raises only for usage problems and when nothing is tapped."""
+def run(
+    opts: SearchOptions,
+    snapshots: Optional[Sequence[TapSnapshot]] = None,
+    engines: Optional[retrieval.Engines] = None,
+) -> SearchOutcome:
+    """Run the whole pipeline. Raises only for usage problems and when nothing is tapped.
+
+    ``engines`` keeps indexes open across calls (a long-lived server passes one);
+    ``snapshots`` stands in for the registry's (tests, evaluation)."""
     validate(opts)
     t0 = time.perf_counter()
     timings: Dict[str, float] = {}
     taps = registry.require_taps(opts.taps)
-    choice = rag.get_retriever(opts.engine, taps=taps, snapshots=snapshots)
+    choice = retrieval.get_retriever(
+        opts.engine,
+        current={t.name: t.commit for t in taps},
+        snapshots=(lambda: snapshots) if snapshots is not None else registry.snapshots,
+        engines=engines,
+    )
     timings["open_ms"] = _ms(t0)
     t1 = time.perf_counter()
     pool = pool_size(opts)
-    candidates = _retrieve(choice.retriever, opts, pool)
+    got = choice.retriever.query(opts.query, k=pool, kind=opts.kind, taps=opts.taps or None)
+    candidates = got.hits
     timings["retrieve_ms"] = _ms(t1)
-    t2 = time.perf_counter()
-    collapsed = collapse_copies(candidates)
-    if len(collapsed) < opts.limit and pool < CANDIDATES and len(candidates) == pool:
-        # Copies collapsed below the shortlist (engines without content dedupe): widen once.
-        candidates = _retrieve(choice.retriever, opts, CANDIDATES)
-        collapsed = collapse_copies(candidates)
-    timings["collapse_ms"] = _ms(t2)
-    # An engine that degraded during the query itself (hybrid whose dense half failed)
-    # says so through an optional `last_degrade` attribute.
-    degrade = getattr(choice.retriever, "last_degrade", None)
-    if degrade:
-        choice.notes.append(str(degrade))
+    notes = [*choice.notes, *got.notes]
     diagnostics: Dict[str, Any] = {
         "engine": choice.retriever.name,
-        "engine_notes": list(choice.notes),
+        "engine_notes": list(notes),
         "index": choice.info,
         "pool": pool,
         "candidates": len(candidates),
-        "after_collapse": len(collapsed),
         "timings": timings,
     }
-    notes = list(choice.notes)
     t3 = time.perf_counter()
-    hits, rerank_status = _rerank(opts, collapsed)
+    hits, rerank_status = _rerank(opts, candidates)
     timings["rerank_ms"] = _ms(t3)
     diagnostics["rerank"] = rerank_status
     if rerank_status.get("status") == "failed":
@@ -102,14 +102,8 @@ def run(opts: SearchOptions, snapshots: Optional[Sequence[TapSnapshot]] = None) 
 
 def pool_size(opts: SearchOptions) -> int:
     """How many candidates to retrieve: a reranking pool (`CANDIDATES`) when an LLM will
-    rerank or a tap filter thins the list after retrieval, else just the shortlist.
-
-    Retrieving 60 candidates with snippets costs about twice as much as retrieving 8
-    (measured on the 12-registry corpus), and without a reranker the extra 52 are never
-    shown: BM25 returns one hit per distinct file, already in final order.
-    """
-    if opts.taps:
-        return CANDIDATES
+    rerank, else just the shortlist (the engines return distinct files in final order, so
+    more would never be shown; why it matters: docs/benchmarks.md)."""
     if opts.rerank == "none":
         return opts.limit
     if opts.rerank == "auto":
@@ -120,41 +114,8 @@ def pool_size(opts: SearchOptions) -> int:
     return CANDIDATES
 
 
-def _retrieve(retriever: rag.Retriever, opts: SearchOptions, k: int) -> List[Hit]:
-    hits = retriever.query(opts.query, k=k, kind=opts.kind)
-    return [h for h in hits if h.entry.tap in opts.taps] if opts.taps else hits
-
-
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 2)
-
-
-def collapse_copies(hits: Sequence[Hit]) -> List[Hit]:
-    """Merge hits whose files are byte-identical into the best-ranked one ("also in: ...")."""
-    out: List[Hit] = []
-    by_hash: Dict[str, int] = {}
-    for h in hits:
-        key = h.content_hash or _file_hash(h)
-        if key is not None and key in by_hash:
-            i = by_hash[key]
-            keep = out[i]
-            extra = (h.entry.qualified_name, *h.also_in)
-            merged = tuple(dict.fromkeys((*keep.also_in, *extra)))
-            merged = tuple(x for x in merged if x != keep.entry.qualified_name)
-            out[i] = replace(keep, also_in=merged)
-            continue
-        if key is not None:
-            by_hash[key] = len(out)
-        out.append(h)
-    return out
-
-
-def _file_hash(hit: Hit) -> Optional[str]:
-    try:
-        path = paths.tap_dir(hit.entry.tap) / hit.entry.path
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def _rerank(opts: SearchOptions, hits: List[Hit]) -> Tuple[List[Hit], Dict[str, Any]]:
@@ -235,7 +196,7 @@ def why_from_snippet(query: str, hit: Hit) -> str:
             best, best_score = s, score
     if not best:
         best = _clean(hit.snippet)
-    return best if len(best) <= WHY_CHARS else best[: WHY_CHARS - 1].rstrip() + "…"
+    return clip(best, WHY_CHARS)
 
 
 _CODE = re.compile(

@@ -1,11 +1,40 @@
-"""Looking entries up by name across taps (for `boost show` and `boost_get_skill`)."""
+"""Looking entries up by name across taps: one path for `boost show` and `boost_get_skill`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import List, Sequence, Tuple
 
-from boost_cli.core.errors import AmbiguousError, NotFoundError
+from boost_cli.core import registry
+from boost_cli.core.errors import AmbiguousError, NoTapsError, NotFoundError
 from boost_cli.core.models import Entry, TapSnapshot
+
+
+@dataclass(frozen=True)
+class Found:
+    """An entry found by name, with its file's text and where to browse it."""
+
+    snapshot: TapSnapshot
+    entry: Entry
+    text: str
+    url: str
+
+    @property
+    def file(self) -> Path:
+        return self.snapshot.root / self.entry.path
+
+
+def read(name: str) -> Found:
+    """The entry called ``name`` (see `find`) in the tapped registries, with its text.
+    Raises NoTapsError when nothing is tapped, NotFoundError/AmbiguousError otherwise."""
+    snaps = registry.snapshots()
+    if not snaps:
+        raise NoTapsError()
+    snap, entry = find(snaps, name)
+    taps = {t.name: t for t in registry.list_taps()}
+    url = registry.source_url(taps[snap.name], entry.path) if snap.name in taps else ""
+    return Found(snap, entry, snap.text(entry), url)
 
 
 def find(snapshots: Sequence[TapSnapshot], name: str) -> Tuple[TapSnapshot, Entry]:

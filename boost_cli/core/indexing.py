@@ -1,0 +1,71 @@
+"""The write paths of the search indexes: `boost reindex`, and the incremental refresh that
+`tap`, `update` and `untap` run so an existing index follows the taps. A search never
+writes; these are the only callers of the index and vector-store builds."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Tuple
+
+from boost_cli.core import config, paths, registry
+from boost_cli.core.errors import ProviderError
+from boost_cli.core.models import TapSnapshot
+
+if TYPE_CHECKING:  # pragma: no cover
+    from boost_cli.core.embed import EmbedConfig
+    from boost_cli.core.index import BuildReport
+
+Progress = Optional[Callable[..., None]]
+DEFAULT_UNIT = "entry"
+NO_PROVIDER_FIX = (
+    "set BOOST_EMBED_PROVIDER=voyage (with VOYAGE_API_KEY), openai (with OPENAI_API_KEY), "
+    "or BOOST_EMBED_BASE_URL=http://host:port/v1 for an OpenAI-compatible server; 'hash' works offline"
+)
+
+
+def reindex(
+    snaps: Sequence[TapSnapshot],
+    *,
+    force: bool = False,
+    force_taps: Sequence[str] = (),
+    progress: Progress = None,
+) -> BuildReport:
+    """Build the BM25 index for ``snaps``: only taps whose commit changed are redone."""
+    from boost_cli.core import index
+
+    return index.build(snaps, force=force, force_taps=tuple(force_taps), progress=progress)
+
+
+def refresh(progress: Progress = None) -> Optional[BuildReport]:
+    """Bring an existing BM25 index up to date with the taps (incremental: only changed
+    taps are redone); None when there is no index yet — `boost reindex` builds the first."""
+    if not (paths.index_dir() / "manifest.json").exists():
+        return None
+    return reindex(registry.snapshots(), progress=progress)
+
+
+def dense_settings(unit: Optional[str] = None) -> Tuple[EmbedConfig, str]:
+    """The configured embedder and text unit; raises ProviderError with the fix when no
+    embedding provider is configured."""
+    from boost_cli.core import embed
+
+    cfg = config.load()
+    embedder = embed.resolve_config(cfg, os.environ)
+    if embedder is None:
+        raise ProviderError("no embedding provider is configured", NO_PROVIDER_FIX)
+    chosen = unit or str(cfg.get("settings", {}).get("embed", {}).get("unit") or DEFAULT_UNIT)
+    return embedder, chosen
+
+
+def build_dense(
+    snaps: Sequence[TapSnapshot],
+    embedder: EmbedConfig,
+    unit: str,
+    *,
+    force: bool = False,
+    progress: Progress = None,
+) -> Any:
+    """Embed ``snaps`` into the vector store (only taps whose commit changed)."""
+    from boost_cli.core import dense
+
+    return dense.build_dense(snaps, config=embedder, unit=unit, force=force, progress=progress)

@@ -1,0 +1,372 @@
+"""The retrieval seam: one `Retriever` protocol for every engine, and `get_retriever()`.
+
+Callers (the search pipeline, MCP, the evaluation scripts) ask `get_retriever()` for the
+best engine that is ready and never branch on a concrete class. Auto mode degrades
+hybrid → bm25 → lexical and records why; an engine asked for by name fails loudly with
+the fix. A query never writes anything: a stale index is used as it is and named in the
+notes (``boost reindex``, ``tap`` and ``update`` are the paths that write it).
+
+`Engines` holds what a process keeps open between searches (the index reader, the
+dense index): a long-lived ``boost mcp`` keeps one, so queries stay warm; a test gets a
+clean slate by making a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+)
+
+from boost_cli.core import config, fusion, index, lexical, paths
+from boost_cli.core.errors import BoostError, IndexError_, ProviderError, UsageError
+from boost_cli.core.models import ENGINES, Entry, Hit, TapSnapshot
+
+if TYPE_CHECKING:  # pragma: no cover
+    from boost_cli.core.dense import DenseIndex
+
+REINDEX = "run 'boost reindex'"
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """One query's answer: hits best first (one per distinct file, copies in ``also_in``)
+    and the reasons anything degraded while answering it."""
+
+    hits: List[Hit]
+    notes: Tuple[str, ...] = ()
+
+
+class Retriever(Protocol):
+    """A search engine over catalog entries."""
+
+    name: str
+
+    def query(
+        self,
+        text: str,
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+    ) -> Retrieved:
+        """The top ``k`` distinct files for ``text``, optionally of one ``kind`` and from
+        the named ``taps`` only (None: every tap)."""
+        ...
+
+
+# --------------------------------------------------------------------------- freshness
+
+
+def stale_taps(current: Mapping[str, str], indexed: Mapping[str, str]) -> List[str]:
+    """Taps whose indexed commit differs from the tapped one, including taps indexed but
+    no longer tapped and taps tapped but not indexed yet (``{name: commit}`` each)."""
+    return sorted({n for n, _ in set(current.items()) ^ set(indexed.items())})
+
+
+def tap_state(commit: str, indexed: Optional[str]) -> str:
+    """One tap's index state: ``indexed``, ``stale index`` or ``not indexed``."""
+    if indexed is None:
+        return "not indexed"
+    return "indexed" if indexed == commit else "stale index"
+
+
+# --------------------------------------------------------------------------- engines
+
+
+def file_hash(snapshot_root: Path, entry: Entry) -> Optional[str]:
+    """sha256 of an entry's file (what the index and the vector store key copies by)."""
+    try:
+        return hashlib.sha256((snapshot_root / entry.path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+class LexicalRetriever:
+    """Name/description/frontmatter matching over entries in memory: needs no index."""
+
+    name = "lexical"
+
+    def __init__(self, snapshots: Sequence[TapSnapshot]) -> None:
+        self.snapshots = list(snapshots)
+
+    def query(
+        self,
+        text: str,
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+    ) -> Retrieved:
+        snaps = [s for s in self.snapshots if taps is None or s.name in taps]
+        roots = {s.name: s.root for s in snaps}
+        entries = [e for s in snaps for e in s.entries]
+        # Copies of one file are one hit: ask for more until k distinct files (or all).
+        wanted = k
+        while True:
+            hits = lexical.search(entries, text, wanted, kind)
+            hashed = [
+                Hit(
+                    entry=h.entry,
+                    score=h.score,
+                    snippet=h.snippet,
+                    ranks=h.ranks,
+                    content_hash=file_hash(roots[h.entry.tap], h.entry),
+                )
+                for h in hits
+            ]
+            distinct = fusion.collapse(hashed, lambda h: h.content_hash)
+            if len(distinct) >= k or len(hits) < wanted:
+                return Retrieved(distinct[:k])
+            wanted *= 2
+
+
+class BM25Retriever:
+    """The persisted BM25 index (`index.IndexReader`)."""
+
+    name = "bm25"
+
+    def __init__(self, reader: index.IndexReader) -> None:
+        self.reader = reader
+
+    def query(
+        self,
+        text: str,
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+    ) -> Retrieved:
+        return Retrieved(self.reader.query(text, k=k, kind=kind, taps=taps))
+
+
+class DenseRetriever:
+    """Nearest neighbours in the vector store (`dense.DenseIndex`)."""
+
+    name = "dense"
+
+    def __init__(self, index: DenseIndex) -> None:
+        self.index = index
+
+    def query(
+        self,
+        text: str,
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+    ) -> Retrieved:
+        if taps is None:
+            return Retrieved(self.index.query(text, k=k, kind=kind))
+        # The store answers over every tap: widen until k hits of the named taps remain.
+        wanted = k
+        while True:
+            hits = self.index.query(text, k=wanted, kind=kind)
+            kept = [h for h in hits if h.entry.tap in taps]
+            if len(kept) >= k or len(hits) < wanted:
+                return Retrieved(kept[:k])
+            wanted *= 4
+
+
+class HybridRetriever:
+    """BM25 and dense fused at entry level (`fusion.fuse`). When the dense half cannot
+    answer (provider down, store from another model) the query degrades to BM25's
+    ranking and says why in its notes."""
+
+    name = "hybrid"
+
+    def __init__(
+        self,
+        bm25: Retriever,
+        dense: Retriever,
+        method: str = "rrf",
+        *,
+        rrf_k: int = fusion.RRF_K,
+        weights: Optional[Mapping[str, float]] = None,
+        depth: int = fusion.DEPTH,
+    ) -> None:
+        if method not in fusion.METHODS:
+            raise UsageError(
+                f"unknown fusion method {method!r}", f"use one of: {', '.join(fusion.METHODS)}"
+            )
+        self.bm25 = bm25
+        self.dense = dense
+        self.method = method
+        self.rrf_k = rrf_k
+        self.weights = dict(weights if weights is not None else fusion.DEFAULT_WEIGHTS)
+        self.depth = depth
+
+    def query(
+        self,
+        text: str,
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+    ) -> Retrieved:
+        depth = max(k, self.depth)
+        lexical = self.bm25.query(text, k=depth, kind=kind, taps=taps)
+        notes = list(lexical.notes)
+        try:
+            semantic = self.dense.query(text, k=depth, kind=kind, taps=taps)
+        except BoostError as exc:
+            notes.append(f"dense skipped: {exc}")
+            semantic = Retrieved([])
+        notes.extend(semantic.notes)
+        per_engine = {"bm25": lexical.hits, "dense": semantic.hits}
+        hits = fusion.fuse(
+            per_engine,
+            k,
+            self.method,
+            rrf_k=self.rrf_k,
+            weights=self.weights,
+            depth=self.depth,
+        )
+        return Retrieved(hits, tuple(notes))
+
+
+# --------------------------------------------------------------------------- the choice
+
+
+class Engines:
+    """What one process keeps open between searches: the index reader (it re-opens itself
+    when a build replaces the index) and the dense index (its flat vectors stay warm)."""
+
+    def __init__(self) -> None:
+        self._reader: Optional[index.IndexReader] = None
+        self._dense: Dict[Tuple[str, Any], DenseIndex] = {}
+
+    def index_reader(self) -> Optional[index.IndexReader]:
+        """The index under `paths.index_dir()`, or None when there is none yet; raises
+        IndexError_ (with the fix) when it is damaged or of another format."""
+        root = paths.index_dir()
+        last = self._reader
+        if last is not None and last.root == root and last.manifest:
+            return last
+        reader = index.open_index(root)
+        if last is not None:
+            last.close()
+        self._reader = reader
+        return reader
+
+    def dense_index(self) -> DenseIndex:
+        """The dense index for the configured embedder and `paths.vectors_path()`."""
+        from boost_cli.core import dense, embed
+
+        embedder = embed.resolve_config(config.load(), os.environ)
+        key = (str(paths.vectors_path()), embedder)
+        found = self._dense.get(key)
+        if found is None:
+            self._dense.clear()  # one home and one embedder per process is the norm
+            found = self._dense[key] = dense.DenseIndex(embedder, path=paths.vectors_path())
+        return found
+
+
+@dataclass
+class RetrieverChoice:
+    """The engine `get_retriever` picked, why, and what it knows about its index."""
+
+    retriever: Retriever
+    notes: List[str] = field(default_factory=list)
+    info: Dict[str, Any] = field(default_factory=dict)
+
+
+def get_retriever(
+    engine: Optional[str] = None,
+    *,
+    current: Optional[Mapping[str, str]] = None,
+    snapshots: Optional[Callable[[], Sequence[TapSnapshot]]] = None,
+    engines: Optional[Engines] = None,
+) -> RetrieverChoice:
+    """The best ready engine (hybrid → bm25 → lexical), or the one asked for.
+
+    ``current`` maps each tapped registry to its commit (for the staleness note; None:
+    not checked); ``snapshots`` gives the taps' entries when the lexical engine needs
+    them. Auto mode degrades quietly and records the reason in ``notes``; an explicit
+    ``engine`` that is not ready raises with the fix.
+    """
+    if engine is not None and engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}", f"use one of: {', '.join(ENGINES)}")
+    engines = engines or Engines()
+
+    def lexical() -> Retriever:
+        return LexicalRetriever(snapshots() if snapshots is not None else [])
+
+    if engine == "lexical":
+        return RetrieverChoice(lexical(), [], {"engine": "lexical"})
+    notes: List[str] = []
+    bm25: Optional[Retriever] = None
+    info: Dict[str, Any] = {}
+    try:
+        reader = engines.index_reader()
+    except IndexError_ as exc:
+        if engine in ("bm25", "hybrid"):
+            raise
+        notes.append(f"search index unusable ({exc.message}) — {exc.fix or REINDEX}")
+    else:
+        if reader is not None:
+            bm25, info = BM25Retriever(reader), _index_info(reader, current, notes)
+    if engine in ("dense", "hybrid") or (engine is None and bm25 is not None):
+        dense_choice = _dense(engine, bm25, engines, notes)
+        if dense_choice is not None:
+            dense_choice.info.update(info)
+            return dense_choice
+    if bm25 is not None:
+        return RetrieverChoice(bm25, notes, info)
+    if engine == "bm25":
+        raise IndexError_("no search index yet", REINDEX)
+    if not notes:
+        notes.append(
+            "no search index yet, using name/description matching — run 'boost reindex' for full-content ranking"
+        )
+    return RetrieverChoice(lexical(), notes, {"engine": "lexical"})
+
+
+def _index_info(
+    reader: index.IndexReader, current: Optional[Mapping[str, str]], notes: List[str]
+) -> Dict[str, Any]:
+    commits = dict(reader.commits)
+    stale = stale_taps(current, commits) if current is not None else []
+    if stale:
+        notes.append(
+            f"the search index is out of date for {len(stale)} tap{'s' if len(stale) > 1 else ''}"
+            f" ({', '.join(stale[:5])}) — {REINDEX}"
+        )
+    return {
+        "engine": "bm25",
+        "generated": reader.generated,
+        "commits": commits,
+        "stale_taps": stale,
+        "stats": dict(reader.stats),
+    }
+
+
+def _dense(
+    engine: Optional[str], bm25: Optional[Retriever], engines: Engines, notes: List[str]
+) -> Optional[RetrieverChoice]:
+    """Hybrid/dense when the dense store is ready; None (auto) or an error (explicit) otherwise."""
+    if engine is None and not paths.vectors_path().exists():
+        return None  # no dense store: don't pay for importing the embedding stack
+    index = engines.dense_index()
+    status = index.status()
+    if not status.ready:
+        if engine is not None:
+            raise ProviderError(f"dense retrieval is not ready: {status.reason}", status.fix)
+        if status.exists:
+            notes.append(f"dense retrieval skipped: {status.reason}")
+        return None
+    dense_r = DenseRetriever(index)
+    if engine == "dense":
+        return RetrieverChoice(dense_r, notes, {"dense": status.info})
+    if bm25 is None:
+        if engine == "hybrid":
+            raise IndexError_("hybrid search needs the BM25 index too", REINDEX)
+        return None
+    return RetrieverChoice(HybridRetriever(bm25, dense_r), notes, {"dense": status.info})

@@ -1,0 +1,99 @@
+"""What boost can do on this machine right now: the state `boost doctor` reports and the
+per-tap index freshness `boost_list_taps` shows, collected once for both."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence
+
+from boost_cli.core import dense, paths, registry, retrieval
+from boost_cli.core.errors import IndexError_
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """The BM25 index as the taps see it: which commit each tap is indexed at, or why the
+    index cannot be read."""
+
+    exists: bool
+    commits: Dict[str, str]
+    generated: str = ""
+    damaged: Optional[IndexError_] = None
+
+
+def index_state(engines: Optional[retrieval.Engines] = None) -> IndexState:
+    """The index's state; a damaged index is reported, never raised."""
+    try:
+        reader = (engines or retrieval.Engines()).index_reader()
+    except IndexError_ as exc:
+        return IndexState(True, {}, damaged=exc)
+    if reader is None:
+        return IndexState(False, {})
+    return IndexState(True, dict(reader.commits), reader.generated)
+
+
+def tap_rows(taps: Sequence[registry.TapInfo], state: IndexState) -> List[Dict[str, Any]]:
+    """Each tap's record plus ``index``: indexed, stale index, not indexed or unreadable."""
+    rows = []
+    for t in taps:
+        if state.damaged is not None:
+            fresh = "unreadable index"
+        else:
+            fresh = retrieval.tap_state(t.commit, state.commits.get(t.name))
+        rows.append({**t.to_dict(), "index": fresh})
+    return rows
+
+
+def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
+    """Everything `boost doctor` reports, with a ``fixes`` list of what to do about it."""
+    report: Dict[str, Any] = {"home": str(paths.boost_home())}
+    taps = registry.list_taps()
+    report["taps"] = [
+        {"name": t.name, "commit": t.commit, "counts": t.counts, "clone": t.root.is_dir()}
+        for t in taps
+    ]
+    fixes: List[str] = []
+    if not taps:
+        fixes.append("no taps: run 'boost tap --defaults'")
+    missing = [t.name for t in taps if not t.root.is_dir()]
+    if missing:
+        fixes.append(
+            f"clones missing for {', '.join(missing)}: 'boost untap NAME' then 'boost tap SOURCE'"
+        )
+    state = index_state(engines)
+    if state.damaged is not None:
+        report["index"] = {"status": "damaged", "reason": str(state.damaged)}
+        fixes.append("index damaged: run 'boost reindex --force'")
+    elif not state.exists:
+        report["index"] = {"status": "missing"}
+        if taps:
+            fixes.append("no search index: run 'boost reindex'")
+    else:
+        stale = sorted(t.name for t in taps if state.commits.get(t.name) != t.commit)
+        report["index"] = {
+            "status": "stale" if stale else "fresh",
+            "generated": state.generated,
+            "stale_taps": stale,
+        }
+        if stale:
+            fixes.append("index out of date: run 'boost reindex'")
+    st = (engines or retrieval.Engines()).dense_index().status()
+    report["dense"] = {
+        "ready": st.ready,
+        "exists": st.exists,
+        "reason": st.reason,
+        "fix": st.fix,
+        "info": st.info,
+    }
+    backend, note = dense.backend_status()
+    report["dense"]["backend"] = backend
+    report["dense"]["backend_note"] = note
+    report["llm"] = {
+        "anthropic_api_key": bool(os.environ.get("ANTHROPIC_API_KEY")),
+        "claude_cli": shutil.which("claude") is not None,
+    }
+    report["gh_cli"] = shutil.which("gh") is not None
+    report["fixes"] = fixes
+    return report

@@ -1,0 +1,135 @@
+"""The package keeps its layers: every import goes to its own layer or a lower one, lazy
+imports are deliberate (allow-listed), and no module imports itself in a circle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict
+
+import pytest
+
+from tests import layers
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "boost_cli"
+
+# Imports inside functions: each keeps start-up fast (or breaks no cycle) and goes no higher.
+LAZY_ALLOWED = {
+    ("boost_cli.core.paths", "boost_cli.core.errors"),
+    # `boost search` and `boost taps` never clone or scan: git and the scanner load on use.
+    ("boost_cli.core.registry", "boost_cli.core.catalog"),
+    ("boost_cli.core.registry", "boost_cli.core.gitutil"),
+    # The embedding stack loads only when a vector store exists.
+    ("boost_cli.core.retrieval", "boost_cli.core.dense"),
+    ("boost_cli.core.retrieval", "boost_cli.core.embed"),
+    # The LLM client loads only when a search may rerank.
+    ("boost_cli.core.search", "boost_cli.core.ai"),
+    # tap/update/untap import the write paths; the engines load only when an index exists.
+    ("boost_cli.core.indexing", "boost_cli.core.index"),
+    ("boost_cli.core.indexing", "boost_cli.core.embed"),
+    ("boost_cli.core.indexing", "boost_cli.core.dense"),
+}
+
+
+def test_package_keeps_its_layers() -> None:
+    problems = layers.check(layers.modules(PACKAGE, "boost_cli"), "boost_cli", LAZY_ALLOWED)
+    assert problems == [], "\n".join(problems)
+
+
+def _package(tmp_path: Path, files: Dict[str, str]) -> Dict[str, Path]:
+    for rel, text in files.items():
+        path = tmp_path / "boost_cli" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return layers.modules(tmp_path / "boost_cli", "boost_cli")
+
+
+CLEAN = {
+    "__init__.py": "",
+    "core/__init__.py": "",
+    "core/errors.py": "",
+    "core/models.py": "from boost_cli.core import errors\n",
+    "core/registry.py": "from boost_cli.core.models import x\n",
+    "core/search.py": "from boost_cli.core import registry, models\n",
+}
+
+
+def test_checker_accepts_downward_imports(tmp_path: Path) -> None:
+    assert layers.check(_package(tmp_path, CLEAN), "boost_cli") == []
+
+
+def test_checker_names_an_upward_import(tmp_path: Path) -> None:
+    mods = _package(tmp_path, {**CLEAN, "core/models.py": "from boost_cli.core import search\n"})
+    problems = layers.check(mods, "boost_cli")
+    assert any(
+        p.startswith("upward import: boost_cli.core.models -> boost_cli.core.search")
+        and "base may not import services" in p
+        for p in problems
+    ), problems
+
+
+def test_checker_names_an_engine_importing_the_taps_layer(tmp_path: Path) -> None:
+    mods = _package(
+        tmp_path,
+        {
+            **CLEAN,
+            "core/index/__init__.py": "",
+            "core/index/build.py": "import boost_cli.core.registry\n",
+        },
+    )
+    assert layers.check(mods, "boost_cli") == [
+        "forbidden import: boost_cli.core.index.build -> boost_cli.core.registry "
+        "(import, line 1) — engines never imports taps"
+    ]
+
+
+def test_checker_requires_lazy_imports_on_the_allow_list(tmp_path: Path) -> None:
+    lazy = "def f():\n    from boost_cli.core import models\n"
+    mods = _package(tmp_path, {**CLEAN, "core/search.py": lazy})
+    assert layers.check(mods, "boost_cli") == [
+        "lazy import not on the allow-list: boost_cli.core.search -> boost_cli.core.models "
+        "(lazy import, line 2)"
+    ]
+    allowed = {("boost_cli.core.search", "boost_cli.core.models")}
+    assert layers.check(mods, "boost_cli", allowed) == []
+
+
+def test_checker_finds_cycles_and_unknown_modules(tmp_path: Path) -> None:
+    mods = _package(
+        tmp_path,
+        {
+            **CLEAN,
+            "core/fusion.py": "from boost_cli.core.chunker import a\n",
+            "core/chunker.py": "def f():\n    from boost_cli.core import fusion\n",
+            "core/mystery.py": "",
+        },
+    )
+    problems = layers.check(
+        mods, "boost_cli", {("boost_cli.core.chunker", "boost_cli.core.fusion")}
+    )
+    assert "boost_cli.core.mystery is in no layer: add it to tests/layers.py LAYERS" in problems
+    assert (
+        "import cycle: boost_cli.core.chunker -> boost_cli.core.fusion -> boost_cli.core.chunker"
+        in problems
+    )
+
+
+def test_protocol_layer_imports_base_only(tmp_path: Path) -> None:
+    mods = _package(tmp_path, {**CLEAN, "core/mcp.py": "from boost_cli.core import registry\n"})
+    problems = layers.check(mods, "boost_cli")
+    assert problems and "the protocol layer may import base only" in problems[0]
+
+
+@pytest.mark.parametrize(
+    "module, layer",
+    [
+        ("boost_cli.core.index.reader", "engines"),
+        ("boost_cli.core.errors", "base"),
+        ("boost_cli.core", "base"),
+        ("boost_cli.core.nothing", None),
+        ("boost_cli.commands.search", "commands"),
+        ("boost_cli.core.schema", "protocol"),
+    ],
+)
+def test_layer_of(module: str, layer: str) -> None:
+    assert layers.layer_of(module) == layer
