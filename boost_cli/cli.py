@@ -106,6 +106,14 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--explain", action="store_true", help="show engine, timings, ranks and degradations"
     )
+    p.add_argument(
+        "--keywords",
+        action="append",
+        default=[],
+        metavar="WORDS",
+        help="extra words or short phrases a skill's author would use, comma-separated "
+        "(e.g. 'jest, vitest, component tests'): they widen the search beyond your wording",
+    )
     p.add_argument("--no-rerank", action="store_true", help="skip the LLM rerank (BM25 order)")
     p.add_argument("--engine", choices=ENGINES, help="force one engine")
 

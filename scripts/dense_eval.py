@@ -107,6 +107,7 @@ class Fixed:
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
+        keywords: Sequence[str] = (),
     ) -> Any:
         from boost_cli.core.retrieval import Retrieved
 

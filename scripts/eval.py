@@ -2,13 +2,16 @@
 """Ranking quality on graded queries: nDCG@10, recall@10, MRR@10, success@1, per type.
 
     python scripts/eval.py --home DIR [--engine lexical|bm25|dense|hybrid ...] [--queries FILE]
+                           [--keywords FILE]
 
 DIR is a BOOST_HOME where the shared corpus is tapped with tap name = registry folder
 (`python scripts/corpus.py --home DIR`, then `boost reindex`). Doc ids are
 `<registry folder>/<path of the defining file>`; scoring is at duplicate-group level
 (../shared/eval/README.md): every ranked and judged doc maps to its group, the first
 occurrence of a group counts, a group takes the best grade of its members.
-Without --home, a temporary home is prepared from the corpus.
+Without --home, a temporary home is prepared from the corpus. --keywords takes a JSONL file of
+``{"id", "keywords": [...]}`` (e.g. ../shared/eval/dev-keywords.jsonl): each query is then
+searched with its keywords, as an agent calling boost_search with `keywords` would.
 """
 
 from __future__ import annotations
@@ -92,25 +95,39 @@ def ranked_ids(hits: Sequence[Any]) -> List[str]:
     return [f"{h.entry.tap}/{h.entry.path}" for h in hits]
 
 
+def load_keywords(path: Optional[Path]) -> Dict[str, List[str]]:
+    """Query id → keywords, from a JSONL file of ``{"id", "keywords"}`` (None: no keywords)."""
+    if path is None:
+        return {}
+    return {r["id"]: list(r["keywords"]) for r in load_queries(path)}
+
+
 def run_engine(
-    engine: str, queries: Sequence[Dict[str, Any]], k: int = 100
+    engine: str,
+    queries: Sequence[Dict[str, Any]],
+    k: int = 100,
+    keywords: Optional[Mapping[str, Sequence[str]]] = None,
 ) -> List[Dict[str, Any]]:
     from boost_cli.core import registry, retrieval
 
     choice = retrieval.get_retriever(engine, snapshots=registry.snapshots)
     rows = []
     for q in queries:
+        words = tuple((keywords or {}).get(q["id"], ()))
         t0 = time.perf_counter()
-        hits = choice.retriever.query(q["query"], k=k, kind=q.get("kind")).hits
+        hits = choice.retriever.query(q["query"], k=k, kind=q.get("kind"), keywords=words).hits
         ms = (time.perf_counter() - t0) * 1000
         rows.append({"id": q["id"], "type": q["type"], "ranked": ranked_ids(hits), "ms": ms})
     return rows
 
 
 def evaluate(
-    engine: str, queries: Sequence[Dict[str, Any]], groups: Mapping[str, str]
+    engine: str,
+    queries: Sequence[Dict[str, Any]],
+    groups: Mapping[str, str],
+    keywords: Optional[Mapping[str, Sequence[str]]] = None,
 ) -> Dict[str, Any]:
-    rows = run_engine(engine, queries)
+    rows = run_engine(engine, queries, keywords=keywords)
     by_id = {q["id"]: q for q in queries}
     per = []
     for r in rows:
@@ -159,6 +176,7 @@ def main() -> int:
     ap.add_argument("--reindex", action="store_true", help="(re)build the index in --home first")
     ap.add_argument("--json", type=Path, help="write full results (per query) here")
     ap.add_argument("--per-query", action="store_true", help="print each query's metrics")
+    ap.add_argument("--keywords", type=Path, help="JSONL of {id, keywords}: search with them")
     args = ap.parse_args()
     if not args.queries.exists():
         print(f"no queries at {args.queries}; nothing to do", file=sys.stderr)
@@ -171,7 +189,9 @@ def main() -> int:
         index.build(registry.snapshots())
     queries = load_queries(args.queries)
     groups = load_groups(args.groups)
-    results = [evaluate(e, queries, groups) for e in (args.engine or ["lexical", "bm25"])]
+    keywords = load_keywords(args.keywords)
+    engines = args.engine or ["lexical", "bm25"]
+    results = [evaluate(e, queries, groups, keywords) for e in engines]
     print_summary(results)
     if args.per_query:
         for r in results:

@@ -233,3 +233,31 @@ def test_search_in_process(
     assert json.loads(capsys.readouterr().out)
     assert main(["search", "zzzzqqq"]) == 0
     assert "No matches" in capsys.readouterr().out
+
+
+def test_keywords_widen_the_search_and_are_named_in_explain(
+    tapped: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert main(["reindex"]) == 0
+    capsys.readouterr()
+    task = "the page must work for folks who cannot see"
+    assert main(["search", task, "--json", "-n", "1"]) == 0
+    plain = _ids(capsys.readouterr().out)
+    argv = ["search", task, "--keywords", "accessibility, screen reader", "--keywords", "WCAG"]
+    assert main([*argv, "--json", "-n", "1"]) == 0
+    assert _ids(capsys.readouterr().out) == ["example:a11y-audit"] != plain
+    assert main([*argv, "--explain", "-n", "1"]) == 0
+    assert "keywords: accessibility, screen reader, WCAG" in capsys.readouterr().out
+    assert main(["search", task, "--keywords", ",".join(str(i) for i in range(13))]) == 2
+    assert "at most 12 keywords, not 13" in capsys.readouterr().err
+
+
+def test_keyword_list_splits_commas_and_drops_repeats() -> None:
+    from boost_cli.core.search import keyword_list
+
+    assert keyword_list(["jest, vitest", " Jest ", "component\n tests", ","]) == (
+        "jest",
+        "vitest",
+        "component tests",
+    )

@@ -464,7 +464,12 @@ class Fixed:
         self.hits = hits
 
     def query(
-        self, text: str, k: int = 60, kind: Optional[str] = None, taps: Optional[Any] = None
+        self,
+        text: str,
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Any] = None,
+        keywords: Any = (),
     ) -> Any:
         from boost_cli.core.retrieval import Retrieved
 

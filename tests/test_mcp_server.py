@@ -224,7 +224,14 @@ def test_initialized_notification_gets_no_reply_and_tools_are_listed(server: Mcp
         assert t["inputSchema"]["additionalProperties"] is False
     search = by_name["boost_search"]
     assert search["inputSchema"]["required"] == ["query"]
-    assert set(search["inputSchema"]["properties"]) == {"query", "limit", "kind", "tap", "rerank"}
+    assert set(search["inputSchema"]["properties"]) == {
+        "query",
+        "limit",
+        "kind",
+        "keywords",
+        "tap",
+        "rerank",
+    }
     out = search["outputSchema"]
     assert out["type"] == "object" and set(out["required"]) == {"query", "engine", "results"}
     assert set(out["properties"]["results"]["items"]["required"]) == HIT_KEYS | {"tap", "name"}
@@ -444,3 +451,54 @@ def test_a_warm_server_sees_a_replaced_index_without_restart(tmp_path: Path) -> 
         _assert_clean_exit(proc)
     finally:
         proc.kill()
+
+
+def test_agent_keywords_find_the_skill_the_task_words_miss(tmp_path: Path) -> None:
+    """A gap-style task: its words match a decoy; the caller's keywords find the skill."""
+    repo = make_repo(
+        tmp_path / "gap-registry",
+        {
+            "skills/blind-spot/SKILL.md": skill(
+                "blind-spot-camera",
+                "Watch a car's blind spot camera so people can see who is beside them",
+                "Make the camera feed usable: people see the blind spot on the website dashboard.",
+            ),
+            "skills/wcag/SKILL.md": skill(
+                "wcag-audit",
+                "Accessibility audit against WCAG: screen reader labels, aria roles, contrast",
+                "Run axe and a screen reader over each page; fix aria roles and focus order.",
+            ),
+        },
+    )
+    home = tmp_path / "home"
+    _tap_and_index(home, repo, "gap")
+    server = McpProcess(home)
+    try:
+        server.initialize()
+        task = "make my website usable by blind people"
+        plain = server.call_result("boost_search", {"query": task})["structuredContent"]
+        assert [r["id"] for r in plain["results"]][:1] == ["gap:blind-spot-camera"]
+        assert plain["keywords"] == []
+        keywords = ["accessibility", "screen reader", "WCAG", "aria"]
+        result = server.call_result("boost_search", {"query": task, "keywords": keywords})
+        data = result["structuredContent"]
+        assert [r["id"] for r in data["results"]][0] == "gap:wcag-audit"
+        assert data["keywords"] == keywords
+        assert "keywords used: accessibility, screen reader, WCAG, aria" in _text(result)
+        bad = server.call("boost_search", {"query": task, "keywords": ["x"] * 13})
+        assert bad["result"]["isError"] is True
+        assert "at most 12 items" in _text(bad["result"])
+        _assert_clean_exit(server)
+    finally:
+        server.kill()
+
+
+def test_tool_description_and_instructions_teach_keywords(server: McpProcess) -> None:
+    init = server.initialize()
+    assert "keywords" in init["result"]["instructions"]
+    tools = {t["name"]: t for t in server.request("tools/list")["result"]["tools"]}
+    search = tools["boost_search"]
+    assert "keywords" in search["description"] and "Example" in search["description"]
+    prop = search["inputSchema"]["properties"]["keywords"]
+    assert prop["type"] == "array" and prop["maxItems"] == 12 and "e.g." in prop["description"]
+    _assert_clean_exit(server)

@@ -151,8 +151,9 @@ class FakeEngine:
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
+        keywords: Sequence[str] = (),
     ) -> retrieval.Retrieved:
-        self.calls.append({"text": text, "k": k, "kind": kind, "taps": taps})
+        self.calls.append({"text": text, "k": k, "kind": kind, "taps": taps, "kw": keywords})
         if self.error is not None:
             raise self.error
         hits = [
@@ -185,10 +186,11 @@ def test_hybrid_fuses_both_engines_and_passes_filters_down() -> None:
     assert hybrid.name == "hybrid"
     got = hybrid.query("q", k=3)
     assert [h.entry.name for h in got.hits] == ["b", "c", "a"] and got.notes == ()
-    assert bm25.calls == [{"text": "q", "k": 60, "kind": None, "taps": None}]
-    rules = hybrid.query("q", k=5, kind="rule", taps=["tap"])
+    assert bm25.calls == [{"text": "q", "k": 60, "kind": None, "taps": None, "kw": ()}]
+    rules = hybrid.query("q", k=5, kind="rule", taps=["tap"], keywords=["w"])
     assert [h.entry.name for h in rules.hits] == ["c"]
-    assert dense.calls[-1] == {"text": "q", "k": 60, "kind": "rule", "taps": ["tap"]}
+    want = {"text": "q", "k": 60, "kind": "rule", "taps": ["tap"], "kw": ["w"]}
+    assert dense.calls[-1] == bm25.calls[-1] == want
     minmax = retrieval.HybridRetriever(bm25, dense, method="minmax").query("q", k=10)
     assert [h.entry.name for h in minmax.hits] == ["b", "d", "a", "c"]
 

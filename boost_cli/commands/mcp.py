@@ -35,6 +35,16 @@ SEARCH_INPUT = {
             "enum": list(KINDS),
             "description": "only this kind",
         },
+        "keywords": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": search.MAX_KEYWORD_CHARS},
+            "minItems": 1,
+            "maxItems": search.MAX_KEYWORDS,
+            "description": "3-8 words or short phrases a skill author would use for this task: "
+            "technical terms, tool names, synonyms. They widen the search beyond the user's "
+            "wording, e.g. for 'make my site work for blind users': "
+            '["accessibility", "a11y", "screen reader", "WCAG", "aria"]',
+        },
         "tap": {"type": "string", "minLength": 1, "description": "only this tap (registry)"},
         "rerank": {
             "type": "boolean",
@@ -67,6 +77,7 @@ SEARCH_OUTPUT = {
     "properties": {
         "query": {"type": "string"},
         "engine": {"type": "string"},
+        "keywords": {"type": "array", "items": {"type": "string"}},
         "notes": {"type": "array", "items": {"type": "string"}},
         "results": {"type": "array", "items": _HIT_SCHEMA},
     },
@@ -82,6 +93,10 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
     @reg.tool(
         "boost_search",
         "Find the best AI-agent skills, rules and workflows for a task described in plain language. "
+        "Pass the user's task as `query` and, in `keywords`, 3-8 words or short phrases a skill "
+        "author would use (technical terms, tool names, synonyms): skills are often written in "
+        "other words than the user's, and keywords find them. Example: query 'test my React app', "
+        'keywords ["jest", "react testing library", "component tests", "vitest"]. '
         "Returns a ranked shortlist with a one-line reason per pick; read one with boost_get_skill.",
         SEARCH_INPUT,
         output_schema=SEARCH_OUTPUT,
@@ -95,6 +110,7 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
             # The caller is an LLM already: reranking (a `claude -p` process or an API call)
             # costs seconds per call, so it is opt-in here.
             rerank="auto" if args.get("rerank") else "none",
+            keywords=search.keyword_list(args.get("keywords") or ()),
         )
         result = search.run(opts, engines=engines)
         taps = {t.name: t for t in registry.list_taps()}
@@ -105,11 +121,14 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
             lines.append(f"   file: {r['file']}")
         if not results:
             lines.append(f"No matches for {opts.query!r}.")
+        if opts.keywords:
+            lines.append(f"keywords used: {', '.join(opts.keywords)}")
         for note in result.notes:
             lines.append(f"note: {note}")
         structured = {
             "query": opts.query,
             "engine": result.engine,
+            "keywords": list(opts.keywords),
             "notes": result.notes,
             "results": results,
         }
@@ -184,7 +203,10 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
 
 INSTRUCTIONS = (
     "boost finds AI-agent skills, rules and workflows for a task. Call boost_search with the task "
-    "in plain language, then boost_get_skill with the chosen id (TAP:NAME) to read and apply it."
+    "in plain language as `query`, plus `keywords`: 3-8 words or short phrases the author of a "
+    "matching skill would likely use (technical terms, tool names, synonyms) — this widens the "
+    "search beyond the user's wording. Then call boost_get_skill with the chosen id (TAP:NAME) "
+    "to read and apply it."
 )
 
 

@@ -18,6 +18,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         taps=tuple(args.tap),
         rerank="none" if args.no_rerank else "auto",
         engine=args.engine,
+        keywords=search.keyword_list(args.keywords),
     )
     result = search.run(opts)
     taps = {t.name: t for t in registry.list_taps()}
@@ -52,6 +53,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def render_explain(d: Dict[str, Any]) -> str:
     lines = [f"engine: {d.get('engine')}"]
+    if d.get("keywords"):
+        lines.append(f"keywords: {', '.join(d['keywords'])}")
     for note in d.get("engine_notes", []):
         lines.append(f"  degraded/hint: {note}")
     info = d.get("index") or {}

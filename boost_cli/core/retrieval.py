@@ -60,9 +60,12 @@ class Retriever(Protocol):
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
+        keywords: Sequence[str] = (),
     ) -> Retrieved:
         """The top ``k`` distinct files for ``text``, optionally of one ``kind`` and from
-        the named ``taps`` only (None: every tap)."""
+        the named ``taps`` only (None: every tap). ``keywords`` are extra words or phrases
+        a skill's author would likely use (from the calling agent or an LLM): they widen
+        the search beyond the user's wording."""
         ...
 
 
@@ -83,6 +86,12 @@ def tap_state(commit: str, indexed: Optional[str]) -> str:
 
 
 # --------------------------------------------------------------------------- engines
+
+
+def with_keywords(text: str, keywords: Sequence[str]) -> str:
+    """The task text followed by the keywords: one query text for engines that weigh every
+    word alike."""
+    return " ".join([text, *keywords]) if keywords else text
 
 
 def file_hash(snapshot_root: Path, entry: Entry) -> Optional[str]:
@@ -107,7 +116,9 @@ class LexicalRetriever:
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
+        keywords: Sequence[str] = (),
     ) -> Retrieved:
+        text = with_keywords(text, keywords)
         snaps = [s for s in self.snapshots if taps is None or s.name in taps]
         roots = {s.name: s.root for s in snaps}
         entries = [e for s in snaps for e in s.entries]
@@ -145,7 +156,9 @@ class BM25Retriever:
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
+        keywords: Sequence[str] = (),
     ) -> Retrieved:
+        text = with_keywords(text, keywords)
         return Retrieved(self.reader.query(text, k=k, kind=kind, taps=taps))
 
 
@@ -163,7 +176,9 @@ class DenseRetriever:
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
+        keywords: Sequence[str] = (),
     ) -> Retrieved:
+        text = with_keywords(text, keywords)
         if taps is None:
             return Retrieved(self.index.query(text, k=k, kind=kind))
         # The store answers over every tap: widen until k hits of the named taps remain.
@@ -210,12 +225,13 @@ class HybridRetriever:
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
+        keywords: Sequence[str] = (),
     ) -> Retrieved:
         depth = max(k, self.depth)
-        lexical = self.bm25.query(text, k=depth, kind=kind, taps=taps)
+        lexical = self.bm25.query(text, k=depth, kind=kind, taps=taps, keywords=keywords)
         notes = list(lexical.notes)
         try:
-            semantic = self.dense.query(text, k=depth, kind=kind, taps=taps)
+            semantic = self.dense.query(text, k=depth, kind=kind, taps=taps, keywords=keywords)
         except BoostError as exc:
             notes.append(f"dense skipped: {exc}")
             semantic = Retrieved([])

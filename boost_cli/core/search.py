@@ -21,6 +21,8 @@ from boost_cli.core.tokenize import tokenize
 
 CANDIDATES = 60
 WHY_CHARS = 160
+MAX_KEYWORDS = 12
+MAX_KEYWORD_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class SearchOptions:
     taps: Tuple[str, ...] = ()
     rerank: str = "auto"  # auto | none | api | cli
     engine: Optional[str] = None  # None = best available; else lexical | bm25 | dense | hybrid
+    keywords: Tuple[str, ...] = ()  # extra words a skill's author would use (see `keyword_list`)
 
 
 @dataclass
@@ -50,6 +53,29 @@ def validate(opts: SearchOptions) -> None:
         raise UsageError(f"unknown kind {opts.kind!r}", f"use one of: {', '.join(KINDS)}")
     if not 1 <= opts.limit <= 100:
         raise UsageError(f"limit must be between 1 and 100, not {opts.limit}")
+    if len(opts.keywords) > MAX_KEYWORDS:
+        raise UsageError(
+            f"at most {MAX_KEYWORDS} keywords, not {len(opts.keywords)}",
+            "keep the 3-8 words or short phrases a skill's author would most likely use",
+        )
+    long = [k for k in opts.keywords if len(k) > MAX_KEYWORD_CHARS]
+    if long:
+        raise UsageError(
+            f"keyword {long[0][:20]!r}… is longer than {MAX_KEYWORD_CHARS} characters",
+            "give words or short phrases, not sentences",
+        )
+
+
+def keyword_list(values: Sequence[str]) -> Tuple[str, ...]:
+    """Keywords as given (a list, or comma-separated text): one line each, stripped,
+    empty ones dropped, repeats (case-insensitive) kept once."""
+    out: Dict[str, str] = {}
+    for value in values:
+        for part in str(value).split(","):
+            word = " ".join(part.split())
+            if word:
+                out.setdefault(word.casefold(), word)
+    return tuple(out.values())
 
 
 def run(
@@ -74,13 +100,16 @@ def run(
     timings["open_ms"] = _ms(t0)
     t1 = time.perf_counter()
     pool = pool_size(opts)
-    got = choice.retriever.query(opts.query, k=pool, kind=opts.kind, taps=opts.taps or None)
+    got = choice.retriever.query(
+        opts.query, k=pool, kind=opts.kind, taps=opts.taps or None, keywords=opts.keywords
+    )
     candidates = got.hits
     timings["retrieve_ms"] = _ms(t1)
     notes = [*choice.notes, *got.notes]
     diagnostics: Dict[str, Any] = {
         "engine": choice.retriever.name,
         "engine_notes": list(notes),
+        "keywords": list(opts.keywords),
         "index": choice.info,
         "pool": pool,
         "candidates": len(candidates),
