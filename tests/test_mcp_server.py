@@ -25,7 +25,7 @@ from tests.helpers import EXAMPLES, ROOT, commit_all, make_repo, run_boost, skil
 
 FAKEBIN = ROOT / "tests" / "fakebin"
 TOOLS = ["boost_search", "boost_get_skill", "boost_list_taps", "boost_discover_github"]
-HIT_KEYS = {"id", "name", "tap", "kind", "description", "why", "score", "file", "url"}
+HIT_KEYS = {"id", "name", "tap", "kind", "description", "score", "file", "url"}
 REPLY_TIMEOUT = 20.0
 #: A pdf-forms of its own in a second tap, so the bare name 'pdf-forms' is ambiguous.
 OTHER_PDF_FORMS = skill("pdf-forms", "Print a stack of paper forms", "Feed the printer.")
@@ -257,7 +257,8 @@ def test_search_ranks_jest_runner_first_with_a_full_record(server: McpProcess) -
     for r in results:
         assert set(r) >= HIT_KEYS, r
         assert r["kind"] in ("skill", "rule", "workflow")
-        assert r["why"] and isinstance(r["score"], float)
+        assert isinstance(r["score"], float)
+        assert r.get("why", "x") and r.get("why") != r["description"]  # no echo of it
         assert Path(r["file"]).is_file() and r["url"].startswith("file://")
     assert _text(result).splitlines()[0].startswith("1. example:jest-runner [skill] — ")
     # filters and limit reach the pipeline

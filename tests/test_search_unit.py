@@ -82,3 +82,27 @@ def test_lexical_rare_terms_count_more() -> None:
     ]
     hits = lexical.search(entries, "kafka testing")
     assert hits[0].entry.name == "kafka"
+
+
+def test_why_prefers_the_passage_on_a_tie_and_needs_one_shared_term() -> None:
+    hit = Hit(
+        entry=_entry("pdf", "Fill PDF forms."),
+        score=1.0,
+        snippet="Intro text that says nothing useful here.\nYou can fill forms in any PDF reader app.",
+    )
+    # description and the second sentence share {pdf, form, fill}: the passage wins the tie
+    assert (
+        search.why_from_snippet("fill pdf form", hit) == "You can fill forms in any PDF reader app."
+    )
+    # nothing in the passage shares a term: the description stays
+    assert search.why_from_snippet("spreadsheet", hit) == "Fill PDF forms."
+
+
+def test_mcp_record_drops_a_why_that_repeats_the_description() -> None:
+    from boost_cli.core import records
+
+    entry = _entry("pdf", "Fill PDF forms.")
+    same = records.mcp_record(Hit(entry, 1.0, why="Fill  PDF forms."), {})
+    other = records.mcp_record(Hit(entry, 1.0, why="Flatten the form afterwards."), {})
+    assert "why" not in same and other["why"] == "Flatten the form afterwards."
+    assert list(other)[:3] == ["id", "name", "tap"]

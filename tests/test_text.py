@@ -28,3 +28,14 @@ def test_little_endian_round_trip():
     blob = to_le(values)
     assert blob[:8] == b"\x00\x00\x00\x00\x01\x00\x00\x00"
     assert from_le("I", blob) == values
+
+
+def test_printable_escapes_every_control_sequence() -> None:
+    from boost_cli.core.text import printable
+
+    assert printable("ok\ttab") == "ok\ttab"
+    assert printable("\x1b[2J\x1b]52;c;ZXZpbA==\x07") == "\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07"
+    assert printable("a\nb\r") == "a\\nb\\r"
+    assert printable("a\nb\r\nc", keep_newlines=True) == "a\nb\nc"
+    assert printable("\x9b31m \x7f \u202eevil") == "\\x9b31m \\x7f \\u202eevil"
+    assert printable("naïve — ok ✓") == "naïve — ok ✓"

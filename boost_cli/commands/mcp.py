@@ -69,7 +69,7 @@ _HIT_SCHEMA = {
         "url": {"type": "string"},
         "also_in": {"type": "array", "items": {"type": "string"}},
     },
-    "required": ["id", "name", "tap", "kind", "description", "why", "score", "file", "url"],
+    "required": ["id", "name", "tap", "kind", "description", "score", "file", "url"],
 }
 
 SEARCH_OUTPUT = {
@@ -117,7 +117,7 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         results = [records.mcp_record(h, taps) for h in result.hits]
         lines: List[str] = []
         for i, r in enumerate(results, start=1):
-            lines.append(f"{i}. {r['id']} [{r['kind']}] — {r['why'] or r['description']}")
+            lines.append(f"{i}. {r['id']} [{r['kind']}] — {r.get('why') or r['description']}")
             lines.append(f"   file: {r['file']}")
         if not results:
             lines.append(f"No matches for {opts.query!r}.")

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
-from typing import Any, Callable, Mapping, Optional
+from typing import IO, Any, Callable, Mapping, Optional
 
 from boost_cli.core.models import KINDS
+from boost_cli.core.text import printable
+from boost_cli.core.tokenize import tokenize
+
+BOLD, NORMAL = "\x1b[1m", "\x1b[22m"
+_WORD = re.compile(r"[^\W_]+")
 
 
 def out(text: str = "") -> None:
@@ -62,3 +69,29 @@ def progress(verb: str) -> Optional[Callable[..., None]]:
         sys.stderr.flush()
 
     return report
+
+
+def color_enabled(stream: IO[str]) -> bool:
+    """Whether to style output on ``stream``: a terminal, and NO_COLOR unset or empty
+    (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def mark_terms(text: str, query: str, style: bool) -> str:
+    """``text`` made safe for a terminal (`printable`), with the words that match a query
+    term (same tokenizer and stemmer as the index) in bold when ``style``."""
+    safe = printable(text)
+    if not style:
+        return safe
+    terms = set(tokenize(query))
+    if not terms:
+        return safe
+
+    def bold(m: re.Match[str]) -> str:
+        word = m.group(0)
+        return f"{BOLD}{word}{NORMAL}" if set(tokenize(word)) & terms else word
+
+    return _WORD.sub(bold, safe)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any, Dict
 
-from boost_cli.commands.render import emit_json, err, out
+from boost_cli.commands.render import color_enabled, emit_json, err, mark_terms, out
 from boost_cli.core import lookup, records, registry, search
+from boost_cli.core.text import printable
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -30,21 +32,23 @@ def cmd_search(args: argparse.Namespace) -> int:
             err(json.dumps(result.diagnostics, indent=2))
         return 0
     for note in result.notes:
-        err(f"note: {note}")
+        err(f"note: {printable(note)}")
     if not result.hits:
         out(
-            f"No matches for {opts.query!r}. Try other words, or 'boost tap --catalog --list' for more registries."
+            f"No matches for {printable(repr(opts.query))}. Try other words, or 'boost tap --catalog --list' for more registries."
         )
+    style = color_enabled(sys.stdout)
+    terms = " ".join([opts.query, *opts.keywords])
     for rank, h in enumerate(result.hits, start=1):
-        out(f"{rank:2d}. {h.entry.qualified_name}  [{h.entry.kind}]  {h.score:.3f}")
+        out(f"{rank:2d}. {printable(h.entry.qualified_name)}  [{h.entry.kind}]  {h.score:.3f}")
         if h.why:
-            out(f"    {h.why}")
+            out(f"    {mark_terms(h.why, terms, style)}")
         if h.also_in:
             more = f" (+{len(h.also_in) - 3} more)" if len(h.also_in) > 3 else ""
-            out(f"    also in: {', '.join(h.also_in[:3])}{more}")
+            out(f"    also in: {printable(', '.join(h.also_in[:3]))}{more}")
         if args.explain:
             ranks = ", ".join(f"{k} #{v}" for k, v in h.ranks.items())
-            out(f"    ranks: {ranks}  path: {h.entry.path}")
+            out(f"    ranks: {ranks}  path: {printable(h.entry.path)}")
     if args.explain:
         out("")
         out(render_explain(result.diagnostics))

@@ -7,6 +7,7 @@ from typing import Any, Dict, Mapping
 
 from boost_cli.core import paths, registry
 from boost_cli.core.models import Hit
+from boost_cli.core.text import one_line
 
 # What an MCP result keeps of a record: enough to choose and to open, not the frontmatter.
 MCP_FIELDS = (
@@ -35,6 +36,9 @@ def hit_record(hit: Hit, taps: Mapping[str, registry.TapInfo]) -> Dict[str, Any]
 
 
 def mcp_record(hit: Hit, taps: Mapping[str, registry.TapInfo]) -> Dict[str, Any]:
-    """`hit_record` cut to `MCP_FIELDS`."""
+    """`hit_record` cut to `MCP_FIELDS`; ``why`` is left out when it only repeats the
+    description (the caller pays for every token it reads)."""
     record = hit_record(hit, taps)
+    if one_line(record["why"]) == one_line(record["description"]):
+        del record["why"]
     return {k: record[k] for k in MCP_FIELDS if k in record}

@@ -194,22 +194,22 @@ def _rerank(opts: SearchOptions, hits: List[Hit]) -> Tuple[List[Hit], Dict[str, 
 
 def _with_why(opts: SearchOptions, hits: List[Hit]) -> List[Hit]:
     """The shortlist, each hit with a *why* (the reranker's, else one from its best passage)."""
-    return [replace(h, why=h.why or why_from_snippet(opts.query, h)) for h in hits[: opts.limit]]
+    text = " ".join([opts.query, *opts.keywords])
+    return [replace(h, why=h.why or why_from_snippet(text, h)) for h in hits[: opts.limit]]
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def why_from_snippet(query: str, hit: Hit) -> str:
-    """A one-line justification without an LLM.
-
-    The description, unless a prose sentence of the best-matching passage shares more
-    query terms with the query (code lines and table rows are never picked: they make
-    poor reasons).
-    """
+    """A one-line justification without an LLM: the prose sentence of the best-matching
+    passage that shares the most query terms with the query, when it shares at least one
+    and no fewer than the description does; else the description (code lines, table rows
+    and fragments are never picked: they make poor reasons)."""
     terms = set(tokenize(query))
     desc = _clean(hit.entry.description)
-    best, best_score = desc, len(terms.intersection(tokenize(desc))) if desc else -1
+    desc_score = len(terms.intersection(tokenize(desc))) if desc else 0
+    best, best_score = "", max(desc_score, 1) - 1
     # A stem's first four letters survive in every word it came from ("happi" < "happy"),
     # so a sentence without any of them cannot share a term: skip tokenizing it.
     heads = {t[:4] for t in terms}
@@ -218,13 +218,12 @@ def why_from_snippet(query: str, hit: Hit) -> str:
         if len(s) < 20:
             continue
         lower = s.lower()
-        if best_score >= 0 and not any(h in lower for h in heads):
+        if not any(h in lower for h in heads):
             continue
         score = len(terms.intersection(tokenize(s)))
         if score > best_score and not _looks_like_code(s):
             best, best_score = s, score
-    if not best:
-        best = _clean(hit.snippet)
+    best = best or desc or _clean(hit.snippet)
     return clip(best, WHY_CHARS)
 
 

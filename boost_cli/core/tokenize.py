@@ -14,17 +14,10 @@ Rules, in order:
    letters are kept as they are.
 
 camelCase is *not* split: ``useEffect`` is the one token ``useeffect``, which is
-what users type for it. Measured on the 40 dev queries (whole-file BM25,
-nDCG@10 0.4285): also emitting the parts of lower-first identifiers
-(``use effect``) changed nothing (0.4294); splitting PascalCase too gained
-0.024 (8 queries up, 4 down, on 40 queries), at the price of conflating
-JavaScript with java and TypeScript with type, and of a PascalCase query word
-counting three times. Kept simple until the chunk index says otherwise.
-
+what users type for it (splitting it measured no better: docs/benchmarks.md).
 Speed: one compiled ``findall`` over the lowercased text (64 K characters at a
 time), then one dict look-up per token in a cache that maps a raw token to its
-term ("" when dropped). Measured: the 80.7 MB corpus in one string, 4.1 s CPU
-(~20 MB/s) in a fresh process; the regex scan is most of it.
+term ("" when dropped).
 """
 
 from __future__ import annotations
