@@ -13,7 +13,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from boost_cli.core import catalog
+from boost_cli.core import catalog, http
 from boost_cli.core import embed as E
 from boost_cli.core.dense import (
     DenseIndex,
@@ -161,7 +161,7 @@ def test_incremental_by_commit_and_removed_taps(
 def test_interrupted_build_resumes_without_resending(
     taps: List[TapSnapshot], store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(E, "_sleep", lambda s: None)
+    monkeypatch.setattr(http, "_sleep", lambda s: None)
     monkeypatch.setitem(E.LIMITS, "openai-compatible", E.Limits(2, 10**6, 10_000))
     with StubEmbedServer("openai") as server:
         config = EmbedConfig("openai-compatible", "m", base_url=server.base_url)
@@ -239,7 +239,7 @@ def test_served_model_change_is_refused(
 def test_provider_failure_at_query_time_is_a_reason(
     taps: List[TapSnapshot], store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(E, "_sleep", lambda s: None)
+    monkeypatch.setattr(http, "_sleep", lambda s: None)
     with StubEmbedServer("openai") as server:
         config = EmbedConfig("openai-compatible", "m", base_url=server.base_url)
         build_dense(taps, config=config, path=store)

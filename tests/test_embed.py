@@ -9,6 +9,7 @@ from typing import Iterator, List
 import pytest
 
 from boost_cli.core import embed as E
+from boost_cli.core import http
 from boost_cli.core.embed import (
     EmbedConfig,
     EmbeddingCache,
@@ -28,7 +29,7 @@ KEY = "sk-test-SECRET-0123456789abcdef"
 def waits(monkeypatch: pytest.MonkeyPatch) -> List[float]:
     """Backoff waits, recorded instead of slept."""
     seen: List[float] = []
-    monkeypatch.setattr(E, "_sleep", seen.append)
+    monkeypatch.setattr(http, "_sleep", seen.append)
     return seen
 
 
@@ -289,7 +290,7 @@ def test_keys_never_leak_into_repr_or_failures(
 
 
 def test_scrub_masks_the_key_and_key_shaped_tokens() -> None:
-    assert E._scrub(f"bad key {KEY} and sk-abc***wxyz1234", KEY) == "bad key *** and ***"
+    assert http.redact(f"bad key {KEY} and sk-abc***wxyz1234", KEY) == "bad key *** and ***"
 
 
 # --------------------------------------------------------------------------- resolve_config
@@ -334,6 +335,17 @@ def test_is_remote_and_host() -> None:
     assert not local.is_remote and local.host == "127.0.0.1:8765"
     assert EmbedConfig("voyage", "voyage-3.5-lite").host == "api.voyageai.com"
     assert EmbedConfig("voyage", "voyage-3.5-lite").is_remote
+
+
+def test_url_credentials_are_never_shown(waits: List[float]) -> None:
+    # No port: urllib fails before any lookup, naming "hunter2@127.0.0.1" as a bad port.
+    config = EmbedConfig("openai-compatible", "m", "http://user:hunter2@127.0.0.1/v1")
+    assert config.label == "openai-compatible at http://***@127.0.0.1/v1"
+    assert config.host == "127.0.0.1" and not config.is_remote
+    result = embed(["x"], config=config, max_retries=2, env={})
+    assert result == EmbedFailure(
+        "openai-compatible at http://***@127.0.0.1/v1: connection failed (InvalidURL) after 2 tries"
+    )
 
 
 # --------------------------------------------------------------------------- hash provider
@@ -439,11 +451,11 @@ def test_parse_accepts_base64_float32_and_missing_index() -> None:
 
 
 def test_retry_after_parsing() -> None:
-    assert E._retry_after(None) is None
-    assert E._retry_after(" 2.5 ") == 2.5
-    assert E._retry_after("-3") == 0.0
-    assert E._retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None
-    assert E._retry_after("inf") is None
+    assert http.retry_after(None) is None
+    assert http.retry_after(" 2.5 ") == 2.5
+    assert http.retry_after("-3") == 0.0
+    assert http.retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None
+    assert http.retry_after("inf") is None
 
 
 def test_retry_after_is_capped(openai_server: StubEmbedServer, waits: List[float]) -> None:

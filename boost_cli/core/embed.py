@@ -9,11 +9,11 @@ floor and the test double).
 L2-normalised, in input order) or `EmbedFailure` (one line saying what went wrong). It
 batches within each provider's limits, reorders results by their ``index``, and retries
 429, 5xx, timeouts and connection errors with exponential backoff (honouring
-``retry-after``, capped); other 4xx are not retried.
+``retry-after``, capped) through `http.post_json`; other 4xx are not retried.
 
 API keys are read from the environment at call time and only ever put in the
 ``Authorization`` header: never in a config object, a repr, a log line or a failure reason
-(a provider's error body is scrubbed of the key before it is quoted). A custom
+(a provider's error body goes through `http.redact` before it is quoted). A custom
 ``openai-compatible`` base URL only ever receives ``BOOST_EMBED_API_KEY`` — never
 ``OPENAI_API_KEY``, which belongs to api.openai.com. Redirects are refused so the header
 cannot follow one to another host.
@@ -27,18 +27,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.client
 import json
 import math
 import os
 import re
-import socket
 import sqlite3
 import sys
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from array import array
 from dataclasses import dataclass
 from typing import (
@@ -54,6 +49,7 @@ from typing import (
     Union,
 )
 
+from boost_cli.core import http
 from boost_cli.core.errors import ConfigError
 
 PROVIDERS = ("voyage", "openai", "openai-compatible", "hash")
@@ -120,22 +116,23 @@ class EmbedConfig:
 
     @property
     def label(self) -> str:
-        """How failures name the provider: "Voyage", "OpenAI", "openai-compatible at <url>"."""
+        """How failures name the provider: "Voyage", "OpenAI", "openai-compatible at <url>"
+        (a user:password in the URL shown as ``***``)."""
         if self.provider == "hash":
             return "hash embedder"
         if self.provider == "openai-compatible":
-            return f"openai-compatible at {self.endpoint}"
+            return f"openai-compatible at {http.redact(self.endpoint)}"
         name = "Voyage" if self.provider == "voyage" else "OpenAI"
         if self.base_url and self.endpoint != DEFAULT_BASE_URLS[self.provider]:
-            return f"{name} at {self.endpoint}"
+            return f"{name} at {http.redact(self.endpoint)}"
         return name
 
     @property
     def host(self) -> str:
-        """Where texts go: the endpoint's host[:port], or "local" for ``hash``."""
+        """Where texts go: the endpoint's host[:port] (no credentials), or "local" for ``hash``."""
         if self.provider == "hash":
             return "local"
-        return urllib.parse.urlsplit(self.endpoint).netloc
+        return urllib.parse.urlsplit(self.endpoint).netloc.rpartition("@")[2]
 
     @property
     def is_remote(self) -> bool:
@@ -143,10 +140,9 @@ class EmbedConfig:
         if self.provider == "hash":
             return False
         host = urllib.parse.urlsplit(self.endpoint).hostname or ""
-        return host not in _LOOPBACK
+        return host not in http.LOOPBACK
 
 
-_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 _PROVIDER_FIX = "set BOOST_EMBED_PROVIDER to one of: " + ", ".join(PROVIDERS)
 
 
@@ -409,26 +405,6 @@ def _payload(inputs: List[str], config: EmbedConfig, input_type: str) -> Dict[st
     return body
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Refuse redirects: the Authorization header must never follow one to another host."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _opener(url: str) -> urllib.request.OpenerDirector:
-    host = urllib.parse.urlsplit(url).hostname or ""
-    handlers: List[urllib.request.BaseHandler] = [_NoRedirect()]
-    if host in _LOOPBACK:  # a proxy from the environment must not see local traffic
-        handlers.append(urllib.request.ProxyHandler({}))
-    return urllib.request.build_opener(*handlers)
-
-
-def _sleep(seconds: float) -> None:
-    """Indirection so tests can observe and skip backoff waits."""
-    time.sleep(seconds)
-
-
 def _request(
     inputs: List[str],
     config: EmbedConfig,
@@ -438,80 +414,47 @@ def _request(
     tries: int,
 ) -> Union[Tuple[List[List[float]], str], EmbedFailure]:
     """One batch: POST with retries, then parse. Returns (vectors, served model) or a failure."""
-    url = f"{config.endpoint}/embeddings"
-    data = json.dumps(_payload(inputs, config, input_type)).encode("utf-8")
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    opener = _opener(url)
-    last = ""
-    timed_out = False
-    for attempt in range(1, tries + 1):
-        wait = min(BACKOFF_SECONDS * (2 ** (attempt - 1)), MAX_BACKOFF_SECONDS)
-        timed_out = False
-        try:
-            request = urllib.request.Request(url, data=data, headers=headers, method="POST")
-            with opener.open(request, timeout=timeout) as response:
-                raw = response.read()
-            return _parse(raw, len(inputs), config)
-        except urllib.error.HTTPError as exc:
-            status = exc.code
-            detail = _error_detail(exc, key)
-            retry_after = _retry_after(exc.headers.get("retry-after") if exc.headers else None)
-            exc.close()
-            if status != 429 and status < 500:
-                return EmbedFailure(f"{config.label}: HTTP {status}{detail}")
-            last = f"HTTP {status}"
-            if retry_after is not None:
-                wait = min(retry_after, MAX_RETRY_AFTER_SECONDS)
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, (socket.timeout, TimeoutError)):
-                timed_out = True
-                last = f"timed out after {timeout:g} s"
-            else:
-                last = f"cannot connect ({_scrub(str(exc.reason), key)})"
-        except (socket.timeout, TimeoutError):
-            timed_out = True
-            last = f"timed out after {timeout:g} s"
-        except (ConnectionError, http.client.HTTPException) as exc:
-            last = f"connection failed ({type(exc).__name__})"
-        if attempt < tries:
-            _sleep(wait)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    retry = http.Retry(
+        tries=tries,
+        backoff=BACKOFF_SECONDS,
+        max_backoff=MAX_BACKOFF_SECONDS,
+        max_retry_after=MAX_RETRY_AFTER_SECONDS,
+    )
+    outcome = http.post_json(
+        f"{config.endpoint}/embeddings",
+        _payload(inputs, config, input_type),
+        headers,
+        timeout=timeout,
+        retry=retry,
+        secrets=(key,),
+    )
+    if isinstance(outcome, http.Response):
+        if outcome.ok:
+            return _parse(outcome.body, len(inputs), config)
+        if not outcome.retryable:
+            return EmbedFailure(
+                f"{config.label}: HTTP {outcome.status}{_error_detail(outcome, key)}"
+            )
+        last = f"HTTP {outcome.status}"
+    elif outcome.timed_out:
+        last = f"timed out after {timeout:g} s"
+    elif outcome.connecting:
+        last = f"cannot connect ({outcome.detail})"
+    else:
+        last = f"connection failed ({outcome.error})"
     if tries == 1:
         return EmbedFailure(f"{config.label}: {last}")
-    if timed_out:
+    if isinstance(outcome, http.Unreachable) and outcome.timed_out:
         return EmbedFailure(f"{config.label}: {last} ({tries} tries)")
     return EmbedFailure(f"{config.label}: {last} after {tries} tries")
 
 
-def _retry_after(value: Optional[str]) -> Optional[float]:
-    if value is None:
-        return None
-    try:
-        seconds = float(value.strip())
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-_SECRETISH = re.compile(r"\b(?:sk|pa|key)-[A-Za-z0-9_\-*.]{6,}")
-
-
-def _scrub(text: str, key: Optional[str]) -> str:
-    """``text`` with the key and anything shaped like a key masked."""
-    if key:
-        text = text.replace(key, "***")
-    return _SECRETISH.sub("***", text)
-
-
-def _error_detail(exc: urllib.error.HTTPError, key: Optional[str]) -> str:
-    """ " — <provider's message>" for a 4xx (key scrubbed, one line, clipped), or a fix."""
-    if exc.code in (401, 403):
+def _error_detail(response: http.Response, key: Optional[str]) -> str:
+    """ " — <provider's message>" for a 4xx (key redacted, one line, clipped), or a fix."""
+    if response.status in (401, 403):
         return " — the API key was refused; check the key in your environment"
-    try:
-        body = exc.read(4096).decode("utf-8", errors="replace")
-    except (OSError, http.client.HTTPException):
-        return ""
+    body = response.body[:4096].decode("utf-8", errors="replace")
     message = body
     try:
         parsed = json.loads(body)
@@ -523,7 +466,7 @@ def _error_detail(exc: urllib.error.HTTPError, key: Optional[str]) -> str:
             err = err.get("message")
         if isinstance(err, str):
             message = err
-    message = " ".join(_scrub(message, key).split())[:200]
+    message = " ".join(http.redact(message, key).split())[:200]
     return f" — {message}" if message else ""
 
 
