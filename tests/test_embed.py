@@ -19,6 +19,7 @@ from boost_cli.core.embed import (
     hash_vector,
     resolve_config,
 )
+from boost_cli.core.embed.remote import _parse
 from boost_cli.core.errors import ConfigError
 from tests.embed_stubs import StubEmbedServer, stub_vector
 
@@ -378,6 +379,53 @@ def test_hash_provider_through_embed_and_empty_text() -> None:
     assert math.isclose(dot(result.vectors[1], result.vectors[1]), 1.0)
 
 
+def test_a_hash_embedder_owns_its_slot_cache() -> None:
+    warm = E.HashEmbedder()
+    first = warm.vector("write unit tests", 64)
+    assert warm._slots and first == E.HashEmbedder().vector("write unit tests", 64)
+    assert not E.HashEmbedder()._slots  # a new embedder starts clean
+    assert hash_vector("write unit tests", 64) == first
+
+
+class Reversed(E.Provider):
+    """A made-up in-process provider: what a new provider module declares."""
+
+    name = "reversed"
+    title = "reversed embedder"
+    default_model = "rev-1"
+    in_process = True
+
+    def embed_texts(self, texts, config, **_):  # type: ignore[no-untyped-def,override]
+        return [unit([1.0 + len(t), 2.0]) for t in texts], f"{config.model}@served"
+
+
+@pytest.fixture
+def reversed_provider(monkeypatch: pytest.MonkeyPatch) -> E.Provider:
+    from boost_cli.core.embed import base
+
+    provider = Reversed()
+    monkeypatch.setitem(base._REGISTRY, provider.name, provider)
+    monkeypatch.setitem(base.LIMITS, provider.name, provider.limits)
+    return provider
+
+
+def test_a_registered_provider_works_everywhere(reversed_provider: E.Provider) -> None:
+    config = resolve_config({}, {"BOOST_EMBED_PROVIDER": "reversed"})
+    assert config == EmbedConfig("reversed", "rev-1")
+    assert (config.label, config.host, config.is_remote) == ("reversed embedder", "local", False)
+    assert E.missing_key_reason(config, {}) is None and E.model_id(config) == "rev-1"
+    result = embed(["ab", "c"], config=config, env={})
+    assert isinstance(result, EmbedResult) and result.model == "rev-1@served"
+    assert result.vectors == [unit([3.0, 2.0]), unit([2.0, 2.0])] and result.dimensions == 2
+    cached = EmbeddingCache(sqlite3.connect(":memory:"))
+    assert isinstance(cached.embed(["ab"], config=config), EmbedResult)
+    again = cached.embed(["ab"], config=config)  # from the cache: float32 precision
+    assert isinstance(again, EmbedResult) and (again.sent, again.model) == (0, "rev-1@served")
+    assert again.vectors[0] == pytest.approx(unit([3.0, 2.0]), abs=1e-7)
+    with pytest.raises(ValueError, match="registered twice"):
+        E.register(Reversed())
+
+
 # --------------------------------------------------------------------------- cache
 
 
@@ -435,7 +483,7 @@ def test_cache_keeps_batches_embedded_before_a_failure(
 def test_parse_rejects_bad_responses(payload: object, reason: str) -> None:
     import json
 
-    result = E._parse(json.dumps(payload).encode(), 1, EmbedConfig("openai", "m"))
+    result = _parse(json.dumps(payload).encode(), 1, EmbedConfig("openai", "m"))
     assert isinstance(result, EmbedFailure) and reason in result.reason
 
 
@@ -445,7 +493,7 @@ def test_parse_accepts_base64_float32_and_missing_index() -> None:
 
     blob = base64.b64encode(E.pack([3.0, 4.0])).decode()
     payload = {"data": [{"embedding": blob}, {"embedding": [0.0, 2.0]}], "model": "x"}
-    result = E._parse(json.dumps(payload).encode(), 2, EmbedConfig("openai", "m"))
+    result = _parse(json.dumps(payload).encode(), 2, EmbedConfig("openai", "m"))
     assert result == ([[0.6, 0.8], [0.0, 1.0]], "x")
     assert list(E.unpack(E.pack([1.5, -2.0]))) == [1.5, -2.0]
 
