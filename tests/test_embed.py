@@ -395,7 +395,7 @@ class Reversed(E.Provider):
     default_model = "rev-1"
     in_process = True
 
-    def embed_texts(self, texts, config, **_):  # type: ignore[no-untyped-def,override]
+    def embed_texts(self, texts, config, options):  # type: ignore[no-untyped-def]
         return [unit([1.0 + len(t), 2.0]) for t in texts], f"{config.model}@served"
 
 

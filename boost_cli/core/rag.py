@@ -165,7 +165,7 @@ def _dense(
         if status.exists:
             notes.append(f"dense retrieval skipped: {status.reason}")
         return None
-    dense_r = dense.DenseRetriever()
+    dense_r: Retriever = dense.DenseIndex()  # type: ignore[assignment]  # interim, no build
     if engine == "dense":
         return RetrieverChoice(dense_r, notes, {"dense": status.info})
     if bm25 is None:

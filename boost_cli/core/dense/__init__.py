@@ -23,7 +23,7 @@ from boost_cli.core.dense.build import (
     egress_summary,
 )
 from boost_cli.core.dense.errors import DenseProviderFailed, DenseUnavailable
-from boost_cli.core.dense.flat import FlatIndex
+from boost_cli.core.dense.flat import FlatCache, FlatIndex
 from boost_cli.core.dense.query import (
     CHUNKS_PER_HIT,
     COPIES_PER_HIT,
@@ -31,7 +31,6 @@ from boost_cli.core.dense.query import (
     QUERY_TIMEOUT,
     QUERY_TRIES,
     DenseIndex,
-    DenseRetriever,
     DenseStatus,
     open_status,
 )
@@ -60,9 +59,9 @@ __all__ = [
     "DenseBuildReport",
     "DenseIndex",
     "DenseProviderFailed",
-    "DenseRetriever",
     "DenseStatus",
     "DenseUnavailable",
+    "FlatCache",
     "FlatIndex",
     "backend_status",
     "build_dense",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Optional, Union
+
 from boost_cli.core.errors import IndexError_, ProviderError
 
 REINDEX_FIX = "run 'boost reindex --dense'"
+REEMBED_FIX = "run 'boost reindex --dense --force' to re-embed"
 
 
 class DenseUnavailable(IndexError_):
@@ -22,3 +25,12 @@ class DenseProviderFailed(DenseUnavailable):
     refusing the key). Exit code 6, like every provider failure."""
 
     exit_code = ProviderError.exit_code
+
+
+def check_dimensions(query: int, store: Optional[Union[int, str]]) -> None:
+    """Refuse a query vector whose length is not the store's (``store`` as recorded in
+    its meta; "" or None when not known yet, which passes)."""
+    if store and str(query) != str(store):
+        raise DenseUnavailable(
+            f"the query vector has {query} dimensions, the store {store}", REEMBED_FIX
+        )

@@ -13,11 +13,11 @@ import json
 import math
 import operator
 import sqlite3
-import sys
 from array import array
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from boost_cli.core.dense.errors import REINDEX_FIX, DenseUnavailable
+from boost_cli.core.binio import from_le, to_le
+from boost_cli.core.dense.errors import REINDEX_FIX, check_dimensions
 from boost_cli.core.embed import unpack
 from boost_cli.core.errors import IndexError_
 
@@ -28,15 +28,24 @@ def ranked(pairs: Iterable[Tuple[int, float]]) -> List[Tuple[int, float]]:
 
 
 def scan_knn(
-    conn: sqlite3.Connection, query: Sequence[float], k: int, kind: Optional[str]
+    conn: sqlite3.Connection,
+    query: Sequence[float],
+    k: int,
+    kind: Optional[str],
+    taps: Sequence[str] = (),
 ) -> List[Tuple[int, float]]:
-    """Exact cosine over every stored vector (all unit length, so a dot product): the
-    fallback for a store whose `FlatIndex` is missing or stale."""
-    sql = "SELECT id, vector FROM items"
-    params: Tuple[Any, ...] = ()
+    """Exact cosine over every stored vector (all unit length, so a dot product) of
+    ``kind`` and in ``taps`` (empty: every tap): the fallback for a store whose
+    `FlatIndex` is missing or stale."""
+    where: List[str] = []
+    params: List[Any] = []
     if kind is not None:
-        sql += " WHERE kind = ?"
-        params = (kind,)
+        where.append("kind = ?")
+        params.append(kind)
+    if taps:
+        where.append(f"tap IN ({','.join('?' * len(taps))})")
+        params.extend(taps)
+    sql = "SELECT id, vector FROM items" + (" WHERE " + " AND ".join(where) if where else "")
     rows = conn.execute(sql, params).fetchall()
     q = list(query)
     mul = operator.mul
@@ -84,7 +93,8 @@ def _quantise(vector: Sequence[float]) -> Tuple[bytes, float, int, float]:
 
 
 class FlatIndex:
-    """Exact top-k cosine without numpy or sqlite-vec, ~10x faster than scanning floats.
+    """Exact top-k cosine without numpy or sqlite-vec, much faster than scanning floats
+    (figures, and why not numpy: docs/dense.md).
 
     Every vector is stored as int8 codes with a per-vector scale (`_quantise`) and the
     exact size of its rounding error. A query is quantised the same way; the integer dot
@@ -92,17 +102,13 @@ class FlatIndex:
     ``i`` (dimension ``i`` of every vector) is one Python int with a 32-bit lane per
     vector, so ``Σ_i p_i · column_i`` is ``dims`` multiply-adds of C-speed big integers
     whose lanes hold every vector's dot product (the codes are offset to be positive, so
-    lanes never borrow; the offsets are subtracted per vector afterwards). No numpy: its
-    import alone (50-150 ms) costs more than a query here, and its integer matrix product
-    is no faster than the big integers (both measured).
+    lanes never borrow; the offsets are subtracted per vector afterwards).
 
     ``approx_j = s_q · s_j · (q̂ · ĉ_j)`` is within ``bound_j = e_j + e_q · (1 + e_j)`` of
     the true cosine (Cauchy-Schwarz on ``q·v - q̂·v̂ = q·(v - v̂) + (q - q̂)·v̂``, unit
     vectors). Any vector whose upper bound is below the k-th best lower bound cannot be
     in the top k; the rest (about 2k) are rescored exactly from their float32 blobs, so
-    the ranking is the exact scan's, bit for bit. Measured on 9,223 × 384 (pure Python,
-    2 cores): a query takes ~15 ms instead of ~140 ms; loading the index once per process
-    ~15 ms; building it ~1.3 s per 9,000 vectors.
+    the ranking is the exact scan's, bit for bit.
     """
 
     def __init__(
@@ -167,12 +173,12 @@ class FlatIndex:
         head = {"layout": _FLAT_LAYOUT, "dims": dims, "kinds": kind_names, "n": len(ids)}
         return {
             "head": json.dumps(head).encode("utf-8"),
-            "ids": _le(ids),
+            "ids": to_le(ids),
             "kinds": bytes(kinds),
             "codes": columns,
-            "scales": _le(scales),
-            "sums": _le(sums),
-            "errors": _le(errors),
+            "scales": to_le(scales),
+            "sums": to_le(sums),
+            "errors": to_le(errors),
         }
 
     @classmethod
@@ -184,8 +190,8 @@ class FlatIndex:
             if head.get("layout") != _FLAT_LAYOUT:
                 return None
             dims, n, kind_names = int(head["dims"]), int(head["n"]), list(head["kinds"])
-            ids, sums = _from_le("q", blobs["ids"]), _from_le("q", blobs["sums"])
-            scales, errors = _from_le("d", blobs["scales"]), _from_le("d", blobs["errors"])
+            ids, sums = from_le("q", blobs["ids"]), from_le("q", blobs["sums"])
+            scales, errors = from_le("d", blobs["scales"]), from_le("d", blobs["errors"])
             kinds, codes = bytes(blobs["kinds"]), bytes(blobs["codes"])
         except (KeyError, ValueError, TypeError, AttributeError):
             return None
@@ -201,23 +207,22 @@ class FlatIndex:
         acc = 0
         for weight, column in zip(p, self._columns):
             acc += weight * column
-        lanes = array(_U32)
-        lanes.frombytes(acc.to_bytes(_SLOT_BYTES * self.n, "little"))
-        if sys.byteorder == "big":
-            lanes.byteswap()
+        lanes = from_le(_U32, acc.to_bytes(_SLOT_BYTES * self.n, "little"))
         # Σ p_i·c_ij = q̂·ĉ_j + 128·Σĉ_j + 128·Σq̂ + 128²·dims
         offset = 128 * (sum(p) - 128 * self.dims) + 16384 * self.dims
         return [lane - 128 * total - offset for lane, total in zip(lanes, self.sums)]
 
     def knn(
-        self, conn: sqlite3.Connection, query: Sequence[float], k: int, kind: Optional[str]
+        self,
+        conn: sqlite3.Connection,
+        query: Sequence[float],
+        k: int,
+        kind: Optional[str],
+        among: Optional[AbstractSet[int]] = None,
     ) -> List[Tuple[int, float]]:
-        """(item id, exact cosine) of the ``k`` nearest vectors, best first."""
-        if len(query) != self.dims:
-            raise DenseUnavailable(
-                f"the query vector has {len(query)} dimensions, the store {self.dims}",
-                "run 'boost reindex --dense --force' to re-embed",
-            )
+        """(item id, exact cosine) of the ``k`` nearest vectors of ``kind`` (and, when
+        ``among`` is given, with one of those item ids), best first."""
+        check_dimensions(len(query), self.dims)
         if kind is not None:
             if kind not in self.kind_names:
                 return []
@@ -225,6 +230,8 @@ class FlatIndex:
             rows: Sequence[int] = [j for j, c in enumerate(self.kinds) if c == code]
         else:
             rows = range(self.n)
+        if among is not None:
+            rows = [j for j in rows if self.ids[j] in among]
         if not rows:
             return []
         p, scale_q, _, error_q = _quantise(query)
@@ -244,17 +251,20 @@ class FlatIndex:
         return ranked(exact(conn, query, [ids[j] for j in keep]))[:k]
 
 
-def _le(values: array[Any]) -> bytes:
-    """Little-endian bytes of an array (the blobs are portable across machines)."""
-    out = array(values.typecode, values)
-    if sys.byteorder == "big":
-        out.byteswap()
-    return out.tobytes()
+FlatKey = Tuple[str, str, str]  # (store file, generation, the index's random id)
 
 
-def _from_le(typecode: str, blob: bytes) -> array[Any]:
-    out = array(typecode)
-    out.frombytes(blob)
-    if sys.byteorder == "big":
-        out.byteswap()
-    return out
+class FlatCache:
+    """The newest `FlatIndex` loaded and the key it was loaded under. Whoever keeps this
+    object keeps the index warm (a `DenseIndex` holds one); a new one starts cold."""
+
+    def __init__(self) -> None:
+        self._key: Optional[FlatKey] = None
+        self._index: Optional[FlatIndex] = None
+
+    def get(self, key: FlatKey) -> Optional[FlatIndex]:
+        return self._index if key == self._key else None
+
+    def put(self, key: FlatKey, index: FlatIndex) -> None:
+        """Keep ``index`` (and drop the one before: one store per process is the norm)."""
+        self._key, self._index = key, index

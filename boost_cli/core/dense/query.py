@@ -8,30 +8,38 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from boost_cli.core import config as config_file
 from boost_cli.core import paths
-from boost_cli.core.dense.build import DenseBuildReport, build_dense
-from boost_cli.core.dense.errors import REINDEX_FIX, DenseProviderFailed, DenseUnavailable
+from boost_cli.core.dense.errors import (
+    REEMBED_FIX,
+    REINDEX_FIX,
+    DenseProviderFailed,
+    DenseUnavailable,
+    check_dimensions,
+)
+from boost_cli.core.dense.flat import FlatCache
 from boost_cli.core.dense.store import Store, mismatch, open_existing
 from boost_cli.core.embed import (
+    NO_PROVIDER,
+    NO_PROVIDER_FIX,
     EmbedConfig,
     EmbedFailure,
     embed,
     missing_key_reason,
     resolve_config,
 )
-from boost_cli.core.errors import ProviderError
-from boost_cli.core.models import Entry, Hit, TapSnapshot
+from boost_cli.core.models import Entry, Hit
 
 CHUNKS_PER_HIT = 4  # with the chunk unit, ask the index for k * this many vectors first
-# With the entry unit, copies of one file (the shared corpus: 9,223 entries, 6,954 distinct
-# texts) crowd the nearest: k vectors held < k files for 64 of 80 dev queries (k 10, 60),
-# 2k for 4 — each shortfall costs a second, wider search.
+# With the entry unit, copies of one file crowd the nearest vectors (docs/dense.md): asking
+# for 2k vectors avoids most second, wider searches.
 COPIES_PER_HIT = 2
 MAX_KNN = 4096  # sqlite-vec's largest k
 QUERY_TIMEOUT = 15.0
 QUERY_TRIES = 2
+_REEMBED_WITH_CONFIGURED = "run 'boost reindex --dense' to re-embed with the configured embedder"
 
 
 @dataclass(frozen=True)
@@ -52,19 +60,18 @@ class DenseStatus:
 # --------------------------------------------------------------------------- query
 
 
-def _default_config() -> Optional[EmbedConfig]:
-    from boost_cli.core import config as config_file
-
-    return resolve_config(config_file.load(), os.environ)
-
-
 class DenseIndex:
     """Queries over the vector store with the configured embedder (parity enforced).
 
     ``config`` None reads the config file and environment now. ``backend``: ``auto``
     (sqlite-vec when it loads and its index is in sync, else flat), ``flat`` or
-    ``sqlite-vec``.
+    ``sqlite-vec``. The store file is opened per call; the flat index loaded from it is
+    kept on this object (`FlatCache`), so a long-lived process that keeps one
+    `DenseIndex` pays for loading it once per store build, and a new `DenseIndex`
+    starts cold.
     """
+
+    name = "dense"  # the engine's name in notes and --explain
 
     def __init__(
         self,
@@ -73,15 +80,21 @@ class DenseIndex:
         path: Optional[Path] = None,
         backend: str = "auto",
     ) -> None:
-        self.config = config if config is not None else _default_config()
+        if config is None:
+            config = resolve_config(config_file.load(), os.environ)
+        self.config = config
         self.path = path or paths.vectors_path()
         self.backend = backend
+        self.flat_cache = FlatCache()
+
+    def _open(self) -> Store:
+        return open_existing(self.path, self.backend, self.flat_cache)
 
     def status(self) -> DenseStatus:
         """Whether queries can run now, and why not — no network call."""
         exists = self.path.exists()
         try:
-            store = open_existing(self.path, self.backend)
+            store = self._open()
         except DenseUnavailable as exc:
             return DenseStatus(exists, False, exc.message, exc.fix)
         try:
@@ -105,22 +118,10 @@ class DenseIndex:
         if not items:
             return DenseStatus(True, False, "the vector store is empty", REINDEX_FIX, info)
         if self.config is None:
-            return DenseStatus(
-                True,
-                False,
-                "no embedding provider is configured",
-                "set BOOST_EMBED_PROVIDER (voyage, openai, openai-compatible or hash) and its key",
-                info,
-            )
+            return DenseStatus(True, False, NO_PROVIDER, NO_PROVIDER_FIX, info)
         problem = mismatch(meta, self.config, None)
         if problem:
-            return DenseStatus(
-                True,
-                False,
-                problem,
-                "run 'boost reindex --dense' to re-embed with the configured embedder",
-                info,
-            )
+            return DenseStatus(True, False, problem, _REEMBED_WITH_CONFIGURED, info)
         key_problem = missing_key_reason(self.config)
         if key_problem:
             return DenseStatus(True, False, key_problem, None, info)
@@ -129,24 +130,34 @@ class DenseIndex:
     def ready(self) -> bool:
         return self.status().ready
 
-    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Hit]:
-        """The ``k`` entries nearest to ``text``; raises `DenseUnavailable` (with the reason)
-        when the store is missing, was embedded with another model, or the provider fails."""
+    def query(
+        self,
+        text: str,
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+    ) -> List[Hit]:
+        """The ``k`` entries nearest to ``text``, of ``kind`` and in ``taps`` (None or
+        empty: every tap) when given; raises `DenseUnavailable` (with the reason) when
+        the store is missing, was embedded with another model, or the provider fails.
+
+        The tap filter applies before ranking: copies of a file in other taps are not
+        seen, so ``also_in`` names copies within ``taps`` only."""
         if not text.strip() or k <= 0:
             return []
-        store = open_existing(self.path, self.backend)
+        store = self._open()
         try:
-            return self._query(store, text, k, kind)
+            meta = store.meta()
+            vector = self._embed_query(meta, text)
+            return _nearest(store, meta, vector, k, kind, tuple(taps or ()))
         finally:
             store.close()
 
-    def _query(self, store: Store, text: str, k: int, kind: Optional[str]) -> List[Hit]:
-        meta = store.meta()
+    def _embed_query(self, meta: Mapping[str, str], text: str) -> List[float]:
+        """``text`` embedded by the configured embedder, once it is known to match the
+        store's; raises `DenseUnavailable` otherwise."""
         if self.config is None:
-            raise DenseUnavailable(
-                "no embedding provider is configured",
-                "set BOOST_EMBED_PROVIDER (voyage, openai, openai-compatible or hash) and its key",
-            )
+            raise DenseUnavailable(NO_PROVIDER, NO_PROVIDER_FIX)
         problem = mismatch(meta, self.config, None)
         if problem:
             raise DenseUnavailable(problem, "run 'boost reindex --dense' to re-embed")
@@ -161,54 +172,53 @@ class DenseIndex:
             raise DenseProviderFailed(
                 outcome.reason, "check the embedding provider, or use --engine bm25"
             )
-        if meta.get("dimensions") and str(outcome.dimensions) != meta["dimensions"]:
-            raise DenseUnavailable(
-                f"the query vector has {outcome.dimensions} dimensions, the store "
-                f"{meta['dimensions']}",
-                "run 'boost reindex --dense --force' to re-embed",
-            )
+        check_dimensions(outcome.dimensions, meta.get("dimensions"))
         served = meta.get("served_model")
         if served and outcome.model and outcome.model != served:
             raise DenseUnavailable(
                 f"{self.config.label} now serves {outcome.model!r}, the store was embedded "
                 f"with {served!r}",
-                "run 'boost reindex --dense --force' to re-embed",
+                REEMBED_FIX,
             )
-        return self._nearest(store, meta, outcome.vectors[0], k, kind)
+        return outcome.vectors[0]
 
     def search_vector(
-        self, vector: Sequence[float], k: int = 60, kind: Optional[str] = None
+        self,
+        vector: Sequence[float],
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
     ) -> List[Hit]:
         """Like `query` for a query vector embedded already (by the store's embedder;
         evaluation scripts cache them): the ``k`` nearest distinct files."""
         if k <= 0:
             return []
-        store = open_existing(self.path, self.backend)
+        store = self._open()
         try:
             meta = store.meta()
-            if meta.get("dimensions") and str(len(vector)) != meta["dimensions"]:
-                raise DenseUnavailable(
-                    f"the query vector has {len(vector)} dimensions, the store "
-                    f"{meta['dimensions']}",
-                    "run 'boost reindex --dense --force' to re-embed",
-                )
-            return self._nearest(store, meta, vector, k, kind)
+            check_dimensions(len(vector), meta.get("dimensions"))
+            return _nearest(store, meta, vector, k, kind, tuple(taps or ()))
         finally:
             store.close()
 
-    @staticmethod
-    def _nearest(
-        store: Store, meta: Mapping[str, str], vector: Sequence[float], k: int, kind: Optional[str]
-    ) -> List[Hit]:
-        # Copies of one file and, with the chunk unit, an entry's many chunks can crowd the
-        # first k vectors: widen until k distinct files are found or every vector was seen.
-        wanted = k * (CHUNKS_PER_HIT if meta.get("unit") == "chunk" else COPIES_PER_HIT)
-        while True:
-            nearest = store.knn(vector, wanted, kind)
-            hits = _hits(store.conn, nearest, k)
-            if len(hits) >= k or len(nearest) < wanted or wanted >= MAX_KNN:
-                return hits
-            wanted = min(wanted * 4, MAX_KNN)
+
+def _nearest(
+    store: Store,
+    meta: Mapping[str, str],
+    vector: Sequence[float],
+    k: int,
+    kind: Optional[str],
+    taps: Sequence[str],
+) -> List[Hit]:
+    # Copies of one file and, with the chunk unit, an entry's many chunks can crowd the
+    # first k vectors: widen until k distinct files are found or every vector was seen.
+    wanted = k * (CHUNKS_PER_HIT if meta.get("unit") == "chunk" else COPIES_PER_HIT)
+    while True:
+        nearest = store.knn(vector, wanted, kind, taps)
+        hits = _hits(store.conn, nearest, k)
+        if len(hits) >= k or len(nearest) < wanted or wanted >= MAX_KNN:
+            return hits
+        wanted = min(wanted * 4, MAX_KNN)
 
 
 def _hits(conn: sqlite3.Connection, nearest: Sequence[Tuple[int, float]], k: int) -> List[Hit]:
@@ -269,52 +279,3 @@ def _hits(conn: sqlite3.Connection, nearest: Sequence[Tuple[int, float]], k: int
 def open_status(config: Optional[EmbedConfig] = None, path: Optional[Path] = None) -> DenseStatus:
     """`DenseIndex.status()` with the configured embedder: cheap, no network."""
     return DenseIndex(config, path=path).status()
-
-
-class DenseRetriever:
-    """The dense engine behind the `rag.Retriever` protocol (``name = "dense"``)."""
-
-    name = "dense"
-
-    def __init__(
-        self,
-        config: Optional[EmbedConfig] = None,
-        *,
-        path: Optional[Path] = None,
-        backend: str = "auto",
-        unit: str = "entry",
-        snapshots: Optional[Callable[[], Sequence[TapSnapshot]]] = None,
-    ) -> None:
-        self.index = DenseIndex(config, path=path, backend=backend)
-        self.unit = unit
-        self._snapshots = snapshots
-
-    def build(self, entries: Sequence[Entry]) -> DenseBuildReport:
-        """Re-embed what changed since the last build. Vectors need each entry's text and
-        its tap's commit, so this works from the tap snapshots (`registry.snapshots()`
-        unless a ``snapshots`` callable was given) and mirrors all of them; ``entries`` is
-        accepted for the protocol and not used to subset (that would drop other taps)."""
-        if self.index.config is None:
-            raise ProviderError(
-                "no embedding provider is configured",
-                "set BOOST_EMBED_PROVIDER (voyage, openai, openai-compatible or hash) and its key",
-            )
-        if self._snapshots is not None:
-            snaps = list(self._snapshots())
-        else:
-            from boost_cli.core import registry
-
-            snaps = registry.snapshots()
-        return build_dense(
-            snaps,
-            config=self.index.config,
-            unit=self.unit,
-            path=self.index.path,
-            backend=self.index.backend,
-        )
-
-    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Hit]:
-        return self.index.query(text, k=k, kind=kind)
-
-    def ready(self) -> bool:
-        return self.index.ready()

@@ -33,12 +33,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core.dense.errors import REINDEX_FIX, DenseUnavailable
-from boost_cli.core.dense.flat import FlatIndex, ranked, scan_knn
+from boost_cli.core.dense.flat import FlatCache, FlatIndex, ranked, scan_knn
 from boost_cli.core.dense.units import Unit
 from boost_cli.core.embed import EmbedConfig, EmbeddingCache, model_id, pack, text_hash
 from boost_cli.core.errors import UsageError
 
-_FLAT_CACHE: Dict[Tuple[str, str, str], FlatIndex] = {}
 FORMAT_VERSION = 1
 BACKENDS = ("auto", "flat", "sqlite-vec")
 
@@ -86,10 +85,13 @@ def backend_status() -> Tuple[str, str]:
 class Store:
     """The SQLite file, its schema, and the vec0 index when sqlite-vec loads."""
 
-    def __init__(self, path: Path, backend: str = "auto") -> None:
+    def __init__(
+        self, path: Path, backend: str = "auto", flat_cache: Optional[FlatCache] = None
+    ) -> None:
         if backend not in BACKENDS:
             raise UsageError(f"unknown dense backend {backend!r}", f"use one of: {BACKENDS}")
         self.path = path
+        self.flat_cache = flat_cache if flat_cache is not None else FlatCache()
         self.conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
         # WAL (set once, in create_schema): queries read while a build writes, and with
         # synchronous=NORMAL a crash may lose the last commits but never corrupts the file.
@@ -291,10 +293,26 @@ class Store:
 
     # -- reads
 
-    def knn(self, query: Sequence[float], k: int, kind: Optional[str]) -> List[Tuple[int, float]]:
-        """(item id, cosine similarity) of the ``k`` nearest items, best first."""
+    def knn(
+        self, query: Sequence[float], k: int, kind: Optional[str], taps: Sequence[str] = ()
+    ) -> List[Tuple[int, float]]:
+        """(item id, cosine similarity) of the ``k`` nearest items of ``kind`` in ``taps``
+        (empty: every tap), best first."""
         if k <= 0:
             return []
+        if taps:
+            # The vec0 index has no tap column: filter exactly, with the flat index or a scan.
+            marks = ",".join("?" * len(taps))
+            ids = {
+                i
+                for (i,) in self.conn.execute(
+                    f"SELECT id FROM items WHERE tap IN ({marks})", tuple(taps)
+                )
+            }
+            flat = self.flat_index()
+            if flat is not None:
+                return flat.knn(self.conn, query, k, kind, ids) if ids else []
+            return scan_knn(self.conn, query, k, kind, taps)
         if self.vec_in_sync():
             sql = "SELECT item_id, distance FROM vec_items WHERE embedding MATCH ? AND k = ?"
             params: List[Any] = [pack(query), k]
@@ -340,22 +358,21 @@ class Store:
             raise
 
     def flat_index(self) -> Optional[FlatIndex]:
-        """The quantised index of this store's vectors (loaded once per process and
-        generation), or None when the store predates it or it is stale."""
+        """The quantised index of this store's vectors (loaded once per ``flat_cache`` and
+        build), or None when the store predates it or it is stale."""
         meta = self.meta()
         generation = meta.get("flat_generation")
         if not generation or generation != meta.get("generation"):
             return None
         key = (str(self.path.resolve()), generation, meta.get("flat_id", ""))
-        cached = _FLAT_CACHE.get(key)
+        cached = self.flat_cache.get(key)
         if cached is not None:
             return cached
         blobs = dict(self.conn.execute("SELECT name, data FROM flat"))
         index = FlatIndex.decode(blobs)
         if index is None:
             return None
-        _FLAT_CACHE.clear()  # one store per process is the norm: keep only the newest
-        _FLAT_CACHE[key] = index
+        self.flat_cache.put(key, index)
         return index
 
 
@@ -394,12 +411,14 @@ def mismatch(meta: Mapping[str, str], config: EmbedConfig, unit: Optional[str]) 
     return f"the vector store holds {have['unit']} vectors, {want['unit']} vectors were asked for"
 
 
-def open_existing(path: Path, backend: str = "auto") -> Store:
+def open_existing(
+    path: Path, backend: str = "auto", flat_cache: Optional[FlatCache] = None
+) -> Store:
     """The store at ``path`` for reading, or DenseUnavailable saying how to make one."""
     if not path.exists():
         raise DenseUnavailable("no dense index yet", REINDEX_FIX)
     try:
-        store = Store(path, backend)
+        store = Store(path, backend, flat_cache)
     except sqlite3.DatabaseError as exc:
         raise DenseUnavailable(
             f"the vector store {path} is unreadable ({exc})", REINDEX_FIX

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from boost_cli.core.models import MAX_FILE_BYTES, Entry, TapSnapshot
+from boost_cli.core.text import clip_words
 
 UNITS = ("entry", "chunk")
 ENTRY_BODY_CHARS = 800  # the body excerpt embedded with name + description ("entry" unit)
@@ -24,18 +25,6 @@ class Unit:
     snippet: str
 
 
-# --------------------------------------------------------------------------- text units
-
-
-def _clip(text: str, limit: int) -> str:
-    """Whitespace collapsed, cut at a word boundary within ``limit`` characters."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat.rfind(" ", 0, limit + 1)
-    return flat[: cut if cut > limit // 2 else limit]
-
-
 def _read(snapshot: TapSnapshot, entry: Entry) -> Tuple[str, str]:
     """(file text, sha256 of its bytes) — the same hash `search.collapse_copies` uses."""
     with open(snapshot.root / entry.path, "rb") as fh:
@@ -49,7 +38,7 @@ def entry_text(entry: Entry, body: str) -> str:
     from boost_cli.core.chunker import clean_score_text, context_prefix
 
     head = context_prefix(entry.name, entry.description, ())
-    excerpt = _clip(clean_score_text(body[: ENTRY_BODY_CHARS * 3]), ENTRY_BODY_CHARS)
+    excerpt = clip_words(clean_score_text(body[: ENTRY_BODY_CHARS * 3]), ENTRY_BODY_CHARS)
     return f"{head}\n\n{excerpt}" if excerpt else head
 
 
@@ -69,11 +58,11 @@ def units_for(entry: Entry, text: str, unit: str) -> List[Unit]:
                     context_prefix(entry.name, entry.description, c.heading)
                     + "\n\n"
                     + " ".join(c.score_text.split()),
-                    _clip(c.text, SNIPPET_CHARS),
+                    clip_words(c.text, SNIPPET_CHARS),
                 )
                 for c in chunks
             ]
-    return [Unit(entry, -1, entry_text(entry, body), _clip(body, SNIPPET_CHARS))]
+    return [Unit(entry, -1, entry_text(entry, body), clip_words(body, SNIPPET_CHARS))]
 
 
 def tap_units(snapshot: TapSnapshot, unit: str) -> Tuple[List[Unit], Dict[str, Optional[str]], int]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from boost_cli.core import http
@@ -96,6 +96,21 @@ class EmbedFailure:
 
 
 EmbedOutcome = Union[EmbedResult, EmbedFailure]
+
+
+@dataclass(frozen=True)
+class EmbedOptions:
+    """How one `embed()` call wants its texts embedded. ``tries`` counts the attempts a
+    request gets; ``key`` (never shown in a repr) may be None; ``progress(done, total)``
+    is called after each batch."""
+
+    input_type: str = "document"
+    timeout: float = 30
+    tries: int = 4
+    key: Optional[str] = field(default=None, repr=False)
+    progress: Optional[ProgressFn] = None
+
+
 # What a provider returns: (vectors in input order, the model it says it served) or why not.
 Embedded = Union[Tuple[Vectors, str], EmbedFailure]
 
@@ -127,19 +142,10 @@ class Provider:
         return config.dimensions
 
     def embed_texts(
-        self,
-        texts: Sequence[str],
-        config: EmbedConfig,
-        *,
-        input_type: str,
-        timeout: float,
-        tries: int,
-        key: Optional[str],
-        progress: Optional[ProgressFn],
+        self, texts: Sequence[str], config: EmbedConfig, options: EmbedOptions
     ) -> Embedded:
         """Embed non-empty ``texts`` (unit vectors, in order), batching as the provider
-        must; ``progress(done, total)`` after each batch. Never raises for a provider
-        problem. ``tries`` counts the attempts a request gets; ``key`` may be None."""
+        must. Never raises for a provider problem."""
         raise NotImplementedError
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import urllib.parse
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, TypeVar
 
 from boost_cli.core.embed.base import EmbedConfig, provider_named, registered
 from boost_cli.core.embed.providers import PROVIDERS
@@ -85,28 +85,12 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
                 f"embedding base URL {base_url!r} is not an http(s) URL",
                 "set BOOST_EMBED_BASE_URL to e.g. http://127.0.0.1:8765/v1",
             )
-    dimensions: Optional[int] = None
-    if dims_raw is not None:
-        try:
-            dimensions = int(dims_raw)
-        except ValueError:
-            dimensions = 0
-        if dimensions <= 0:
-            raise ConfigError(
-                f"embedding dimensions {dims_raw!r} is not a positive integer",
-                "set BOOST_EMBED_DIMENSIONS to e.g. 256, or unset it",
-            )
-    timeout: Optional[float] = None
-    if timeout_raw is not None:
-        try:
-            timeout = float(timeout_raw)
-        except ValueError:
-            timeout = 0.0
-        if not (math.isfinite(timeout) and timeout > 0):
-            raise ConfigError(
-                f"embedding timeout {timeout_raw!r} is not a positive number of seconds",
-                "set BOOST_EMBED_TIMEOUT to e.g. 60, or unset it",
-            )
+    dimensions = _positive(
+        dims_raw, int, "dimensions", "a positive integer", "BOOST_EMBED_DIMENSIONS", "256"
+    )
+    timeout = _positive(
+        timeout_raw, float, "timeout", "a positive number of seconds", "BOOST_EMBED_TIMEOUT", "60"
+    )
     return EmbedConfig(
         provider=provider,
         model=model or spec.default_model,
@@ -114,6 +98,27 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
         dimensions=dimensions,
         timeout=timeout,
     )
+
+
+N = TypeVar("N", int, float)
+
+
+def _positive(
+    raw: Optional[str], parse: Callable[[str], N], what: str, expected: str, variable: str, eg: str
+) -> Optional[N]:
+    """``raw`` parsed, or None when unset; `ConfigError` unless it is finite and positive."""
+    if raw is None:
+        return None
+    try:
+        value = parse(raw)
+    except ValueError:
+        value = parse("0")
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(
+            f"embedding {what} {raw!r} is not {expected}",
+            f"set {variable} to e.g. {eg}, or unset it",
+        )
+    return value
 
 
 def api_key(config: EmbedConfig, env: Mapping[str, str]) -> Optional[str]:

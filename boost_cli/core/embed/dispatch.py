@@ -15,6 +15,7 @@ from boost_cli.core.embed.base import (
     INPUT_TYPES,
     EmbedConfig,
     EmbedFailure,
+    EmbedOptions,
     EmbedOutcome,
     EmbedResult,
     ProgressFn,
@@ -47,15 +48,8 @@ def embed(
     problem = missing_key_reason(config, env)
     if problem:
         return EmbedFailure(problem)
-    outcome = config.spec.embed_texts(
-        texts,
-        config,
-        input_type=input_type,
-        timeout=timeout,
-        tries=max(1, max_retries),
-        key=api_key(config, env),
-        progress=progress,
-    )
+    options = EmbedOptions(input_type, timeout, max(1, max_retries), api_key(config, env), progress)
+    outcome = config.spec.embed_texts(texts, config, options)
     if isinstance(outcome, EmbedFailure):
         return outcome
     out, served = outcome

@@ -13,8 +13,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from boost_cli.core.embed.base import (
     EmbedConfig,
     Embedded,
+    EmbedOptions,
     Limits,
-    ProgressFn,
     Provider,
     l2_normalise,
 )
@@ -60,20 +60,12 @@ class HashEmbedder(Provider):
         return config.dimensions or HASH_DIMENSIONS
 
     def embed_texts(
-        self,
-        texts: Sequence[str],
-        config: EmbedConfig,
-        *,
-        input_type: str,
-        timeout: float,
-        tries: int,
-        key: Optional[str],
-        progress: Optional[ProgressFn],
+        self, texts: Sequence[str], config: EmbedConfig, options: EmbedOptions
     ) -> Embedded:
         dims = config.dimensions or HASH_DIMENSIONS
         vectors = [self.vector(t, dims) for t in texts]
-        if progress is not None:
-            progress(len(texts), len(texts))
+        if options.progress is not None:
+            options.progress(len(texts), len(texts))
         return vectors, self.model_id(config)
 
     def vector(self, text: str, dims: int = HASH_DIMENSIONS) -> List[float]:

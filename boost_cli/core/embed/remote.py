@@ -21,8 +21,8 @@ from boost_cli.core.embed.base import (
     EmbedConfig,
     Embedded,
     EmbedFailure,
+    EmbedOptions,
     Limits,
-    ProgressFn,
     Provider,
     l2_normalise,
     plan_batches,
@@ -50,15 +50,7 @@ class HttpProvider(Provider):
         return body
 
     def embed_texts(
-        self,
-        texts: Sequence[str],
-        config: EmbedConfig,
-        *,
-        input_type: str,
-        timeout: float,
-        tries: int,
-        key: Optional[str],
-        progress: Optional[ProgressFn],
+        self, texts: Sequence[str], config: EmbedConfig, options: EmbedOptions
     ) -> Embedded:
         limits = LIMITS[config.provider]
         out: List[List[float]] = [[] for _ in texts]
@@ -66,27 +58,20 @@ class HttpProvider(Provider):
         done = 0
         for batch in plan_batches(texts, config):
             inputs = [texts[i][: limits.max_chars_per_input] or " " for i in batch]
-            outcome = self._request(inputs, config, key, input_type, timeout, tries)
+            outcome = self._request(inputs, config, options)
             if isinstance(outcome, EmbedFailure):
                 return outcome
             vectors, served = outcome
             for i, vec in zip(batch, vectors):
                 out[i] = vec
             done += len(batch)
-            if progress is not None:
-                progress(done, len(texts))
+            if options.progress is not None:
+                options.progress(done, len(texts))
         return out, served
 
-    def _request(
-        self,
-        inputs: List[str],
-        config: EmbedConfig,
-        key: Optional[str],
-        input_type: str,
-        timeout: float,
-        tries: int,
-    ) -> Embedded:
+    def _request(self, inputs: List[str], config: EmbedConfig, options: EmbedOptions) -> Embedded:
         """One batch: POST with retries, then parse."""
+        key, timeout, tries = options.key, options.timeout, options.tries
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         retry = http.Retry(
             tries=tries,
@@ -96,7 +81,7 @@ class HttpProvider(Provider):
         )
         outcome = http.post_json(
             f"{config.endpoint}/embeddings",
-            self.payload(inputs, config, input_type),
+            self.payload(inputs, config, options.input_type),
             headers,
             timeout=timeout,
             retry=retry,
