@@ -302,17 +302,13 @@ class Store:
             return []
         if taps:
             # The vec0 index has no tap column: filter exactly, with the flat index or a scan.
-            marks = ",".join("?" * len(taps))
-            ids = {
-                i
-                for (i,) in self.conn.execute(
-                    f"SELECT id FROM items WHERE tap IN ({marks})", tuple(taps)
-                )
-            }
             flat = self.flat_index()
-            if flat is not None:
-                return flat.knn(self.conn, query, k, kind, ids) if ids else []
-            return scan_knn(self.conn, query, k, kind, taps)
+            if flat is None:
+                return scan_knn(self.conn, query, k, kind, taps)
+            marks = ",".join("?" * len(taps))
+            sql = f"SELECT id FROM items WHERE tap IN ({marks})"
+            among = {int(i) for (i,) in self.conn.execute(sql, tuple(taps))}
+            return flat.knn(self.conn, query, k, kind, among) if among else []
         if self.vec_in_sync():
             sql = "SELECT item_id, distance FROM vec_items WHERE embedding MATCH ? AND k = ?"
             params: List[Any] = [pack(query), k]
