@@ -14,7 +14,7 @@ from typing import Dict, Iterator, List, Optional
 
 import pytest
 
-from boost_cli.core import ai
+from boost_cli.core import ai, http
 from boost_cli.core.ai import Candidate, RerankFailure, RerankResult, parse_picks, rerank
 from boost_cli.core.errors import UsageError
 
@@ -197,14 +197,6 @@ def test_system_prompt_states_the_contract() -> None:
     assert "at most 5 picks" in text and '{"picks": [{"id":' in text and "JSON only" in text
 
 
-def test_retry_delay_honours_retry_after_up_to_two_seconds() -> None:
-    assert ai._retry_delay({"retry-after": "1.5"}) == 1.5
-    assert ai._retry_delay({"retry-after": "60"}) == ai.MAX_RETRY_AFTER
-    assert ai._retry_delay({"retry-after": "-3"}) == 0.0
-    assert ai._retry_delay({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == ai.DEFAULT_BACKOFF
-    assert ai._retry_delay({}) == ai.DEFAULT_BACKOFF
-
-
 # --------------------------------------------------------------------------- Messages API
 
 
@@ -307,6 +299,26 @@ def test_api_retry_after_is_capped(stub: AnthropicStub, monkeypatch: pytest.Monk
     start = time.monotonic()
     assert isinstance(rerank("q", cands(), 3, env=api_env(stub)), RerankResult)
     assert 0.2 <= time.monotonic() - start < 1.5
+
+
+@pytest.mark.parametrize(
+    "header, wait",
+    [
+        ({"retry-after": "1.5"}, 1.5),
+        ({"retry-after": "60"}, ai.MAX_RETRY_AFTER),
+        ({"retry-after": "-3"}, 0.0),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, ai.DEFAULT_BACKOFF),
+        ({}, ai.DEFAULT_BACKOFF),
+    ],
+)
+def test_retry_wait_honours_retry_after_up_to_two_seconds(
+    stub: AnthropicStub, monkeypatch: pytest.MonkeyPatch, header: Dict[str, str], wait: float
+) -> None:
+    waits: List[float] = []
+    monkeypatch.setattr(http, "_sleep", waits.append)
+    stub.push(StubReply(status=429, headers=header), StubReply(text=picks_json(IDS[0])))
+    assert isinstance(rerank("q", cands(), 3, env=api_env(stub)), RerankResult)
+    assert waits == [wait] and len(stub.requests) == 2
 
 
 def test_api_no_retry_when_server_says_so(stub: AnthropicStub) -> None:

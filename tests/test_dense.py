@@ -13,19 +13,19 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from boost_cli.core import catalog
+from boost_cli.core import catalog, http
 from boost_cli.core import embed as E
 from boost_cli.core.dense import (
     DenseIndex,
-    DenseRetriever,
     DenseUnavailable,
+    FlatIndex,
     backend_status,
     build_dense,
     egress_summary,
     entry_text,
     open_status,
 )
-from boost_cli.core.embed import EmbedConfig
+from boost_cli.core.embed import NO_PROVIDER_FIX, EmbedConfig
 from boost_cli.core.errors import ProviderError, UsageError
 from boost_cli.core.models import TapSnapshot
 from tests.embed_stubs import StubEmbedServer
@@ -124,13 +124,69 @@ def test_entry_text_is_name_description_and_body_start(taps: List[TapSnapshot]) 
     assert len(excerpt) <= 800 and excerpt.endswith("word")
 
 
-def test_retriever_protocol(taps: List[TapSnapshot], store: Path) -> None:
-    retriever = DenseRetriever(HASH, path=store, backend="flat", snapshots=lambda: taps)
-    assert retriever.name == "dense"
-    assert not retriever.ready()
-    report = retriever.build([])
-    assert report.entries == 5 and retriever.ready()
-    assert names(retriever.query("terraform module variables", k=1)) == ["beta:terraform-modules"]
+def test_an_index_is_ready_once_built(taps: List[TapSnapshot], store: Path) -> None:
+    index = DenseIndex(HASH, path=store, backend="flat")
+    assert index.name == "dense" and not index.ready()
+    assert build_dense(taps, config=HASH, path=store).entries == 5 and index.ready()
+    assert names(index.query("terraform module variables", k=1)) == ["beta:terraform-modules"]
+
+
+def test_a_tap_filter_applies_before_ranking(
+    taps: List[TapSnapshot], store: Path, tmp_path: Path
+) -> None:
+    copy = make_tap(
+        tmp_path, "gamma", {"skills/jest/SKILL.md": ALPHA["skills/jest/SKILL.md"]}, "g1"
+    )
+    build_dense([*taps, copy], config=HASH, path=store)
+    index = DenseIndex(HASH, path=store)
+    query = "write tests for react components with terraform"
+    everything = index.query(query, k=10)
+    assert index.query(query, k=10, taps=()) == everything
+    assert index.query(query, k=10, taps=None) == everything
+    top = everything[0]  # one hit for the file and its copy
+    assert names(everything)[0] == "alpha:jest-runner" and top.also_in == ("gamma:jest-runner",)
+    only_gamma = index.query(query, k=10, taps=["gamma"])
+    assert names(only_gamma) == ["gamma:jest-runner"] and only_gamma[0].also_in == ()
+    beta = index.query(query, k=10, taps=["beta"])
+    assert names(beta) == [n for n in names(everything) if n.startswith("beta:")]
+    assert [h.score for h in beta] == [h.score for h in everything if h.entry.tap == "beta"]
+    assert index.query(query, k=10, kind="rule", taps=["alpha", "beta"]) == [
+        h for h in everything if h.entry.kind == "rule"
+    ]
+    assert index.query(query, taps=["nope"]) == []
+    # Without the flat index the plain scan filters the same way.
+    conn = sqlite3.connect(store)
+    with conn:
+        conn.execute("DELETE FROM meta WHERE key = 'flat_generation'")
+    conn.close()
+    scanned = DenseIndex(HASH, path=store)
+    assert scanned.query(query, k=10, taps=["beta"]) == beta
+    assert scanned.query(query, k=10, taps=["nope"]) == []
+
+
+def test_one_index_keeps_the_flat_index_warm(
+    taps: List[TapSnapshot], store: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    loads: List[int] = []
+    real_decode = FlatIndex.decode.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type, blobs: Dict[str, bytes]) -> Optional[FlatIndex]:
+        index = real_decode(cls, blobs)
+        loads.append(index.n if index is not None else -1)
+        return index
+
+    monkeypatch.setattr(FlatIndex, "decode", classmethod(counting))
+    build_dense(taps, config=HASH, path=store)
+    index = DenseIndex(HASH, path=store, backend="flat")
+    first = index.query("jest react tests")
+    assert index.query("jest react tests") == first and index.query("pdf", taps=["alpha"])
+    assert loads == [5]  # loaded once for three queries
+    assert DenseIndex(HASH, path=store).query("jest react tests") == first
+    assert loads == [5, 5]  # a new DenseIndex starts cold
+    beta2 = make_tap(tmp_path / "v2", "beta", {"x/SKILL.md": BETA["skills/sql/SKILL.md"]}, "b2")
+    build_dense([taps[0], beta2], config=HASH, path=store)
+    index.query("jest react tests")
+    assert loads == [5, 5, 4]  # a rebuilt store is reloaded by the same DenseIndex
 
 
 # --------------------------------------------------------------------------- incremental
@@ -160,7 +216,7 @@ def test_incremental_by_commit_and_removed_taps(
 def test_interrupted_build_resumes_without_resending(
     taps: List[TapSnapshot], store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(E, "_sleep", lambda s: None)
+    monkeypatch.setattr(http, "_sleep", lambda s: None)
     monkeypatch.setitem(E.LIMITS, "openai-compatible", E.Limits(2, 10**6, 10_000))
     with StubEmbedServer("openai") as server:
         config = EmbedConfig("openai-compatible", "m", base_url=server.base_url)
@@ -238,7 +294,7 @@ def test_served_model_change_is_refused(
 def test_provider_failure_at_query_time_is_a_reason(
     taps: List[TapSnapshot], store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(E, "_sleep", lambda s: None)
+    monkeypatch.setattr(http, "_sleep", lambda s: None)
     with StubEmbedServer("openai") as server:
         config = EmbedConfig("openai-compatible", "m", base_url=server.base_url)
         build_dense(taps, config=config, path=store)
@@ -260,11 +316,10 @@ def test_not_built_and_not_configured(store: Path, taps: List[TapSnapshot]) -> N
     build_dense(taps, config=HASH, path=store)
     unconfigured = DenseIndex(path=store)  # conftest clears every BOOST_EMBED_* variable
     assert unconfigured.config is None
-    assert unconfigured.status().reason == "no embedding provider is configured"
+    status = unconfigured.status()
+    assert (status.reason, status.fix) == ("no embedding provider is configured", NO_PROVIDER_FIX)
     with pytest.raises(DenseUnavailable, match="no embedding provider"):
         unconfigured.query("jest")
-    with pytest.raises(ProviderError, match="no embedding provider"):
-        DenseRetriever(path=store).build([])
     voyage = DenseIndex(EmbedConfig("voyage", "v"), path=store)
     assert not voyage.ready()
 

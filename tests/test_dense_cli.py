@@ -373,7 +373,7 @@ def _random_store(n: int, dims: int, seed: int) -> sqlite3.Connection:
 def test_flat_index_ranks_exactly_like_the_scan(dims: int) -> None:
     import random
 
-    from boost_cli.core.dense import FlatIndex, _scan_knn
+    from boost_cli.core.dense.flat import FlatIndex, scan_knn
     from boost_cli.core.embed import unpack
 
     conn = _random_store(700, dims, seed=dims)
@@ -390,7 +390,7 @@ def test_flat_index_ranks_exactly_like_the_scan(dims: int) -> None:
             query = [x / norm for x in query]
         k = rng.choice([1, 5, 60, 699, 2000])
         kind = rng.choice([None, "skill", "rule", "workflow", "nonexistent"])
-        assert index.knn(conn, query, k, kind) == _scan_knn(conn, query, k, kind), (trial, k, kind)
+        assert index.knn(conn, query, k, kind) == scan_knn(conn, query, k, kind), (trial, k, kind)
 
 
 def test_flat_index_blobs_of_another_layout_are_ignored() -> None:

@@ -9,6 +9,7 @@ from typing import Iterator, List
 import pytest
 
 from boost_cli.core import embed as E
+from boost_cli.core import http
 from boost_cli.core.embed import (
     EmbedConfig,
     EmbeddingCache,
@@ -18,6 +19,7 @@ from boost_cli.core.embed import (
     hash_vector,
     resolve_config,
 )
+from boost_cli.core.embed.remote import _parse
 from boost_cli.core.errors import ConfigError
 from tests.embed_stubs import StubEmbedServer, stub_vector
 
@@ -28,7 +30,7 @@ KEY = "sk-test-SECRET-0123456789abcdef"
 def waits(monkeypatch: pytest.MonkeyPatch) -> List[float]:
     """Backoff waits, recorded instead of slept."""
     seen: List[float] = []
-    monkeypatch.setattr(E, "_sleep", seen.append)
+    monkeypatch.setattr(http, "_sleep", seen.append)
     return seen
 
 
@@ -289,7 +291,7 @@ def test_keys_never_leak_into_repr_or_failures(
 
 
 def test_scrub_masks_the_key_and_key_shaped_tokens() -> None:
-    assert E._scrub(f"bad key {KEY} and sk-abc***wxyz1234", KEY) == "bad key *** and ***"
+    assert http.redact(f"bad key {KEY} and sk-abc***wxyz1234", KEY) == "bad key *** and ***"
 
 
 # --------------------------------------------------------------------------- resolve_config
@@ -336,6 +338,17 @@ def test_is_remote_and_host() -> None:
     assert EmbedConfig("voyage", "voyage-3.5-lite").is_remote
 
 
+def test_url_credentials_are_never_shown(waits: List[float]) -> None:
+    # No port: urllib fails before any lookup, naming "hunter2@127.0.0.1" as a bad port.
+    config = EmbedConfig("openai-compatible", "m", "http://user:hunter2@127.0.0.1/v1")
+    assert config.label == "openai-compatible at http://***@127.0.0.1/v1"
+    assert config.host == "127.0.0.1" and not config.is_remote
+    result = embed(["x"], config=config, max_retries=2, env={})
+    assert result == EmbedFailure(
+        "openai-compatible at http://***@127.0.0.1/v1: connection failed (InvalidURL) after 2 tries"
+    )
+
+
 # --------------------------------------------------------------------------- hash provider
 
 
@@ -364,6 +377,53 @@ def test_hash_provider_through_embed_and_empty_text() -> None:
     assert isinstance(result, EmbedResult) and result.dimensions == 32
     assert result.model.startswith("hash-v1+")
     assert math.isclose(dot(result.vectors[1], result.vectors[1]), 1.0)
+
+
+def test_a_hash_embedder_owns_its_slot_cache() -> None:
+    warm = E.HashEmbedder()
+    first = warm.vector("write unit tests", 64)
+    assert warm._slots and first == E.HashEmbedder().vector("write unit tests", 64)
+    assert not E.HashEmbedder()._slots  # a new embedder starts clean
+    assert hash_vector("write unit tests", 64) == first
+
+
+class Reversed(E.Provider):
+    """A made-up in-process provider: what a new provider module declares."""
+
+    name = "reversed"
+    title = "reversed embedder"
+    default_model = "rev-1"
+    in_process = True
+
+    def embed_texts(self, texts, config, options):  # type: ignore[no-untyped-def]
+        return [unit([1.0 + len(t), 2.0]) for t in texts], f"{config.model}@served"
+
+
+@pytest.fixture
+def reversed_provider(monkeypatch: pytest.MonkeyPatch) -> E.Provider:
+    from boost_cli.core.embed import base
+
+    provider = Reversed()
+    monkeypatch.setitem(base._REGISTRY, provider.name, provider)
+    monkeypatch.setitem(base.LIMITS, provider.name, provider.limits)
+    return provider
+
+
+def test_a_registered_provider_works_everywhere(reversed_provider: E.Provider) -> None:
+    config = resolve_config({}, {"BOOST_EMBED_PROVIDER": "reversed"})
+    assert config == EmbedConfig("reversed", "rev-1")
+    assert (config.label, config.host, config.is_remote) == ("reversed embedder", "local", False)
+    assert E.missing_key_reason(config, {}) is None and E.model_id(config) == "rev-1"
+    result = embed(["ab", "c"], config=config, env={})
+    assert isinstance(result, EmbedResult) and result.model == "rev-1@served"
+    assert result.vectors == [unit([3.0, 2.0]), unit([2.0, 2.0])] and result.dimensions == 2
+    cached = EmbeddingCache(sqlite3.connect(":memory:"))
+    assert isinstance(cached.embed(["ab"], config=config), EmbedResult)
+    again = cached.embed(["ab"], config=config)  # from the cache: float32 precision
+    assert isinstance(again, EmbedResult) and (again.sent, again.model) == (0, "rev-1@served")
+    assert again.vectors[0] == pytest.approx(unit([3.0, 2.0]), abs=1e-7)
+    with pytest.raises(ValueError, match="registered twice"):
+        E.register(Reversed())
 
 
 # --------------------------------------------------------------------------- cache
@@ -423,7 +483,7 @@ def test_cache_keeps_batches_embedded_before_a_failure(
 def test_parse_rejects_bad_responses(payload: object, reason: str) -> None:
     import json
 
-    result = E._parse(json.dumps(payload).encode(), 1, EmbedConfig("openai", "m"))
+    result = _parse(json.dumps(payload).encode(), 1, EmbedConfig("openai", "m"))
     assert isinstance(result, EmbedFailure) and reason in result.reason
 
 
@@ -433,17 +493,17 @@ def test_parse_accepts_base64_float32_and_missing_index() -> None:
 
     blob = base64.b64encode(E.pack([3.0, 4.0])).decode()
     payload = {"data": [{"embedding": blob}, {"embedding": [0.0, 2.0]}], "model": "x"}
-    result = E._parse(json.dumps(payload).encode(), 2, EmbedConfig("openai", "m"))
+    result = _parse(json.dumps(payload).encode(), 2, EmbedConfig("openai", "m"))
     assert result == ([[0.6, 0.8], [0.0, 1.0]], "x")
     assert list(E.unpack(E.pack([1.5, -2.0]))) == [1.5, -2.0]
 
 
 def test_retry_after_parsing() -> None:
-    assert E._retry_after(None) is None
-    assert E._retry_after(" 2.5 ") == 2.5
-    assert E._retry_after("-3") == 0.0
-    assert E._retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None
-    assert E._retry_after("inf") is None
+    assert http.retry_after(None) is None
+    assert http.retry_after(" 2.5 ") == 2.5
+    assert http.retry_after("-3") == 0.0
+    assert http.retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None
+    assert http.retry_after("inf") is None
 
 
 def test_retry_after_is_capped(openai_server: StubEmbedServer, waits: List[float]) -> None:

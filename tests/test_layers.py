@@ -22,6 +22,9 @@ LAZY_ALLOWED = {
     # The embedding stack loads only when a vector store exists.
     ("boost_cli.core.retrieval", "boost_cli.core.dense"),
     ("boost_cli.core.retrieval", "boost_cli.core.embed"),
+    # A dense query never chunks: the text-unit code loads its parsers only to build.
+    ("boost_cli.core.dense.units", "boost_cli.core.chunker"),
+    ("boost_cli.core.dense.units", "boost_cli.core.frontmatter"),
     # The LLM client loads only when a search may rerank.
     ("boost_cli.core.search", "boost_cli.core.ai"),
     # tap/update/untap import the write paths; the engines load only when an index exists.
@@ -34,8 +37,6 @@ LAZY_ALLOWED = {
 # The engines' split into packages is in progress: their old single modules still hold
 # these edges. Each merge of a split deletes its lines here.
 PENDING = {
-    "boost_cli.core.dense",
-    "boost_cli.core.embed",
     "boost_cli.core.index",
 }
 

@@ -8,8 +8,9 @@ turns into a `ProviderError` when the user asked for reranking explicitly).
 
 Two transports, chosen once in `rerank()`:
 
-* ``api`` — ``POST {ANTHROPIC_BASE_URL}/v1/messages`` over urllib with ``x-api-key``.
-  One retry on 429/5xx/529 (honouring ``retry-after`` up to 2 s), none on 4xx.
+* ``api`` — ``POST {ANTHROPIC_BASE_URL}/v1/messages`` through `http.post_json` with
+  ``x-api-key``. One retry on 429/5xx/529 (honouring ``retry-after`` up to 2 s), none on
+  4xx, timeouts or connection errors.
 * ``cli`` — ``claude -p --output-format json`` with the prompt on stdin, run as an
   argument list (never a shell), built-in tools and MCP servers off, killed on timeout.
 
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import subprocess
 
 from boost_cli import __version__
+from boost_cli.core import http
 from boost_cli.core.errors import UsageError
 
 log = logging.getLogger("boost.ai")
@@ -307,12 +309,6 @@ def parse_picks(text: str, valid_ids: Collection[str]) -> List[Tuple[str, str]]:
 # --------------------------------------------------------------------------- entry point
 
 
-def _redact(text: str, secret: Optional[str]) -> str:
-    if secret and len(secret) >= 4:
-        text = text.replace(secret, "***")
-    return text
-
-
 def _find_claude(env: Mapping[str, str]) -> Optional[str]:
     """The `claude` executable on ``env``'s PATH (absolute, so the child needs no lookup)."""
     return shutil.which("claude", path=env.get("PATH", os.defpath))
@@ -422,40 +418,19 @@ def rerank(
         answer = _call_cli(system, user, model, claude, env, deadline)
     elapsed_ms = (time.monotonic() - start) * 1000.0
     if isinstance(answer, RerankFailure):
-        reason = _redact(answer.reason, api_key)
+        reason = http.redact(answer.reason, api_key)
         log.debug("rerank via %s failed after %.0f ms: %s", backend, elapsed_ms, reason)
         return RerankFailure(reason, backend)
 
     picks, found = _parse(answer, seen)
     if not picks:
-        log.debug("unusable reranker answer: %.200r", _redact(answer, api_key))
+        log.debug("unusable reranker answer: %.200r", http.redact(answer, api_key))
         return RerankFailure(NO_VALID_PICK if found else UNPARSEABLE, backend)
     log.debug("rerank via %s (%s): %d picks in %.0f ms", backend, model, len(picks), elapsed_ms)
     return RerankResult(order=picks[:limit], backend=backend, model=model, elapsed_ms=elapsed_ms)
 
 
 # --------------------------------------------------------------------------- Messages API
-
-
-def _display_url(url: str) -> str:
-    """``url`` without any user:password part, safe to show."""
-    import urllib.parse
-
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def _retry_delay(headers: Mapping[str, str]) -> float:
-    """Seconds to wait before the one retry: ``retry-after`` (seconds form) capped at 2 s."""
-    raw = (headers.get("retry-after") or "").strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        return DEFAULT_BACKOFF
-    return min(max(value, 0.0), MAX_RETRY_AFTER) if value == value else DEFAULT_BACKOFF
 
 
 def _http_failure(status: int, body: bytes) -> str:
@@ -480,38 +455,17 @@ def _http_failure(status: int, body: bytes) -> str:
     return reason
 
 
-def _post(
-    url: str, body: bytes, headers: Dict[str, str], timeout: float
-) -> Tuple[int, Dict[str, str], bytes]:
-    """One POST; returns (status, lower-cased headers, body) for any HTTP status."""
-    import urllib.error
-    import urllib.request
-
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            data = response.read()
-            return response.status, {k.lower(): v for k, v in response.headers.items()}, data
-    except urllib.error.HTTPError as err:
-        with err:
-            data = err.read()
-        return err.code, {k.lower(): v for k, v in (err.headers or {}).items()}, data
-
-
 def _call_api(
     system: str, user: str, model: str, api_key: str, base_url: str, deadline: float
 ) -> Union[str, RerankFailure]:
-    """The answer text from the Messages API, or why there is none."""
-    import http.client
-    import socket
-    import urllib.error
+    """The answer text from the Messages API, or why there is none. One retry on 429/5xx
+    (`http.post_json` does the retrying), none on a timeout or a connection error."""
     import urllib.parse
 
     base_url = base_url.rstrip("/")
     if urllib.parse.urlsplit(base_url).scheme not in ("http", "https"):
         return RerankFailure("ANTHROPIC_BASE_URL must be an http(s) URL", "api")
     url = f"{base_url}/v1/messages"
-    shown = _display_url(url)
     payload: Dict[str, Any] = {
         "model": model,
         "max_tokens": MAX_TOKENS,
@@ -522,7 +476,6 @@ def _call_api(
         # Haiku-class models may think by default; a rerank wants the fast answer. Larger
         # models (some cannot disable thinking) get the API's default instead.
         payload["thinking"] = {"type": "disabled"}
-    body = json.dumps(payload).encode("utf-8")
     headers = {
         "x-api-key": api_key,
         "anthropic-version": ANTHROPIC_VERSION,
@@ -530,37 +483,31 @@ def _call_api(
         "accept": "application/json",
         "user-agent": f"boost/{__version__}",
     }
-
-    for attempt in (1, 2):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return RerankFailure("Messages API timed out", "api")
-        try:
-            status, resp_headers, data = _post(url, body, headers, remaining)
-        except (socket.timeout, TimeoutError):
-            return RerankFailure(f"Messages API timed out after {remaining:.1f} s", "api")
-        except urllib.error.URLError as err:
-            if isinstance(err.reason, (socket.timeout, TimeoutError)):
-                return RerankFailure(f"Messages API timed out after {remaining:.1f} s", "api")
-            return RerankFailure(
-                f"could not reach {shown}: {_one_line(str(err.reason), 200)}", "api"
-            )
-        except (OSError, http.client.HTTPException) as err:
-            return RerankFailure(f"could not reach {shown}: {_one_line(repr(err), 200)}", "api")
-        log.debug("POST %s → HTTP %d (attempt %d)", shown, status, attempt)
-        if 200 <= status < 300:
-            return _answer_text(data)
-        reason = _redact(_http_failure(status, data), api_key)
-        should_retry = resp_headers.get("x-should-retry", "").lower()
-        retryable = (status == 429 or status >= 500) and should_retry != "false"
-        if not retryable or attempt == 2:
-            return RerankFailure(reason, "api")
-        delay = _retry_delay(resp_headers)
-        if deadline - time.monotonic() < delay + MIN_ATTEMPT_SECONDS:
-            return RerankFailure(reason, "api")
-        log.debug("%s; retrying in %.2f s", reason, delay)
-        time.sleep(delay)
-    raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
+    retry = http.Retry(
+        tries=2,
+        backoff=DEFAULT_BACKOFF,
+        max_retry_after=MAX_RETRY_AFTER,
+        unreachable=False,
+        deadline=deadline,
+        min_attempt=MIN_ATTEMPT_SECONDS,
+    )
+    outcome = http.post_json(
+        url,
+        payload,
+        headers,
+        timeout=max(deadline - time.monotonic(), 0.0),
+        retry=retry,
+        secrets=(api_key,),
+    )
+    if isinstance(outcome, http.Unreachable):
+        if outcome.timed_out:
+            after = f" after {outcome.seconds:.1f} s" if outcome.seconds > 0 else ""
+            return RerankFailure(f"Messages API timed out{after}", "api")
+        shown = http.redact(url)
+        return RerankFailure(f"could not reach {shown}: {_one_line(outcome.detail, 200)}", "api")
+    if outcome.ok:
+        return _answer_text(outcome.body)
+    return RerankFailure(http.redact(_http_failure(outcome.status, outcome.body), api_key), "api")
 
 
 def _answer_text(data: bytes) -> Union[str, RerankFailure]:

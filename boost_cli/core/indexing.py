@@ -17,10 +17,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Progress = Optional[Callable[..., None]]
 DEFAULT_UNIT = "entry"
-NO_PROVIDER_FIX = (
-    "set BOOST_EMBED_PROVIDER=voyage (with VOYAGE_API_KEY), openai (with OPENAI_API_KEY), "
-    "or BOOST_EMBED_BASE_URL=http://host:port/v1 for an OpenAI-compatible server; 'hash' works offline"
-)
 
 
 def reindex(
@@ -52,7 +48,7 @@ def dense_settings(unit: Optional[str] = None) -> Tuple[EmbedConfig, str]:
     cfg = config.load()
     embedder = embed.resolve_config(cfg, os.environ)
     if embedder is None:
-        raise ProviderError("no embedding provider is configured", NO_PROVIDER_FIX)
+        raise ProviderError(embed.NO_PROVIDER, embed.NO_PROVIDER_FIX)
     chosen = unit or str(cfg.get("settings", {}).get("embed", {}).get("unit") or DEFAULT_UNIT)
     return embedder, chosen
 

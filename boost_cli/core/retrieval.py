@@ -179,16 +179,7 @@ class DenseRetriever:
         keywords: Sequence[str] = (),
     ) -> Retrieved:
         text = with_keywords(text, keywords)
-        if taps is None:
-            return Retrieved(self.index.query(text, k=k, kind=kind))
-        # The store answers over every tap: widen until k hits of the named taps remain.
-        wanted = k
-        while True:
-            hits = self.index.query(text, k=wanted, kind=kind)
-            kept = [h for h in hits if h.entry.tap in taps]
-            if len(kept) >= k or len(hits) < wanted:
-                return Retrieved(kept[:k])
-            wanted *= 4
+        return Retrieved(self.index.query(text, k=k, kind=kind, taps=taps))
 
 
 class HybridRetriever:

@@ -1,0 +1,72 @@
+"""The dense engine: a vector store of entry (or chunk) embeddings and cosine search over it.
+
+The modules, bottom up (each imports only those above it in this list, and `core.embed`):
+
+- `errors` — `DenseUnavailable` (the engine cannot answer; auto mode degrades to BM25);
+- `flat` — `FlatIndex`, the exact pure-Python top-k used when sqlite-vec is absent;
+- `units` — the texts embedded per entry ("entry" or "chunk" unit);
+- `store` — the SQLite file, its schema and backends, and the embedder identity it records;
+- `build` — `build_dense` and `egress_summary`;
+- `query` — `DenseIndex`: status, query, hits.
+
+Layout, parity rules and measurements: docs/dense.md. Everything public is re-exported
+here: ``from boost_cli.core.dense import DenseIndex``.
+"""
+
+from __future__ import annotations
+
+from boost_cli.core.dense.build import (
+    BUILD_TIMEOUT,
+    BuildProgress,
+    DenseBuildReport,
+    build_dense,
+    egress_summary,
+)
+from boost_cli.core.dense.errors import DenseProviderFailed, DenseUnavailable
+from boost_cli.core.dense.flat import FlatCache, FlatIndex
+from boost_cli.core.dense.query import (
+    CHUNKS_PER_HIT,
+    COPIES_PER_HIT,
+    MAX_KNN,
+    QUERY_TIMEOUT,
+    QUERY_TRIES,
+    DenseIndex,
+    DenseStatus,
+    open_status,
+)
+from boost_cli.core.dense.store import BACKENDS, FORMAT_VERSION, backend_status
+from boost_cli.core.dense.units import (
+    ENTRY_BODY_CHARS,
+    SNIPPET_CHARS,
+    UNITS,
+    entry_text,
+    units_for,
+)
+
+__all__ = [
+    "BACKENDS",
+    "BUILD_TIMEOUT",
+    "CHUNKS_PER_HIT",
+    "COPIES_PER_HIT",
+    "ENTRY_BODY_CHARS",
+    "FORMAT_VERSION",
+    "MAX_KNN",
+    "QUERY_TIMEOUT",
+    "QUERY_TRIES",
+    "SNIPPET_CHARS",
+    "UNITS",
+    "BuildProgress",
+    "DenseBuildReport",
+    "DenseIndex",
+    "DenseProviderFailed",
+    "DenseStatus",
+    "DenseUnavailable",
+    "FlatCache",
+    "FlatIndex",
+    "backend_status",
+    "build_dense",
+    "egress_summary",
+    "entry_text",
+    "open_status",
+    "units_for",
+]

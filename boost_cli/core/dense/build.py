@@ -1,0 +1,251 @@
+"""`build_dense`: embed tap snapshots into the vector store, incrementally per commit, and
+`egress_summary`: what such a build would send, before it runs."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from boost_cli.core import paths
+from boost_cli.core.dense.errors import DenseUnavailable
+from boost_cli.core.dense.store import (
+    Store,
+    identity,
+    mismatch,
+    open_existing,
+    open_for_build,
+)
+from boost_cli.core.dense.units import UNITS, Unit, tap_units
+from boost_cli.core.embed import (
+    EmbedConfig,
+    EmbeddingCache,
+    EmbedFailure,
+    EmbedResult,
+    model_id,
+    text_hash,
+)
+from boost_cli.core.errors import ProviderError, UsageError
+from boost_cli.core.models import TapSnapshot
+
+BUILD_TIMEOUT = 30.0
+
+BuildProgress = Callable[[int, int, str], None]
+
+
+# --------------------------------------------------------------------------- reports
+
+
+@dataclass(frozen=True)
+class DenseBuildReport:
+    """What `build_dense` did. ``texts`` counts vectors in the (re-)embedded taps,
+    ``texts_sent``/``chars_sent`` what actually went to the provider (the rest was cached)."""
+
+    provider: str
+    model: str
+    unit: str
+    backend: str
+    taps_embedded: Tuple[str, ...]
+    taps_reused: Tuple[str, ...]
+    taps_removed: Tuple[str, ...]
+    entries: int
+    texts: int
+    texts_sent: int
+    chars_sent: int
+    seconds: float
+    reset: Optional[str] = None
+    skipped: int = 0
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "unit": self.unit,
+            "backend": self.backend,
+            "taps_embedded": list(self.taps_embedded),
+            "taps_reused": list(self.taps_reused),
+            "taps_removed": list(self.taps_removed),
+            "entries": self.entries,
+            "texts": self.texts,
+            "sent": self.texts_sent,
+            "chars_sent": self.chars_sent,
+            "seconds": round(self.seconds, 3),
+            "reset": self.reset,
+            "skipped": self.skipped,
+        }
+
+
+# --------------------------------------------------------------------------- build
+
+
+def build_dense(
+    snapshots: Sequence[TapSnapshot],
+    *,
+    config: EmbedConfig,
+    unit: str = "entry",
+    force: bool = False,
+    progress: Optional[BuildProgress] = None,
+    path: Optional[Path] = None,
+    backend: str = "auto",
+    timeout: Optional[float] = None,
+    max_retries: int = 4,
+) -> DenseBuildReport:
+    """Embed the taps of ``snapshots`` into the vector store, incrementally.
+
+    Only taps whose commit changed are (re-)embedded; taps not in ``snapshots`` are
+    removed. A different embedder or unit than the store's (or ``force``) resets it first.
+    Each tap is written in one transaction with its commit. Raises `ProviderError` when
+    the provider fails: taps finished so far stay, and every vector already received is
+    cached, so the next run sends only the rest. When the store must be reset (``force``,
+    another embedder or unit), every text is embedded (into the cache) before the store
+    is touched, so a provider failure leaves the previous store as it was.
+    ``progress(done, total, tap)`` counts texts sent for the tap being embedded.
+    ``timeout`` (seconds a request may take) defaults to ``config.timeout``, else 30.
+    """
+    if unit not in UNITS:
+        raise UsageError(f"unknown dense unit {unit!r}", f"use one of: {', '.join(UNITS)}")
+    t0 = time.perf_counter()
+    store = open_for_build(path or paths.vectors_path(), backend)
+    try:
+        meta = store.meta()
+        reset: Optional[str] = "forced" if force else None
+        if reset is None and meta.get("provider"):
+            reset = mismatch(meta, config, unit)
+        cache = EmbeddingCache(store.conn)
+        seconds = timeout or config.timeout or BUILD_TIMEOUT
+        ordered = sorted(snapshots, key=lambda s: s.name)
+
+        def embed_tap(units: Sequence[Unit], tap: str) -> EmbedResult:
+            def tick(done: int, total: int) -> None:
+                if progress is not None:
+                    progress(done, total, tap)
+
+            outcome = cache.embed(
+                [u.text for u in units],
+                config=config,
+                progress=tick,
+                timeout=seconds,
+                max_retries=max_retries,
+            )
+            if isinstance(outcome, EmbedFailure):
+                store.sync_vec()
+                store.sync_flat()  # the taps finished so far stay fast to query
+                raise ProviderError(
+                    f"dense index not finished: {outcome.reason}",
+                    "fix the provider and run 'boost reindex --dense' again — what was "
+                    "embedded so far is cached and will not be sent again",
+                )
+            return outcome
+
+        texts = sent = chars = skipped = 0
+        if reset is not None:
+            # Pay for every vector before dropping the old ones: a failure here leaves the
+            # store as it was, and the loop below finds everything in the cache.
+            for snap in ordered:
+                outcome = embed_tap(tap_units(snap, unit)[0], snap.name)
+                sent += outcome.sent
+                chars += outcome.sent_chars
+            store.reset()
+        store.set_meta(**identity(config, unit))
+        stored = {} if reset else store.taps()
+        wanted = {s.name for s in snapshots}
+        removed = tuple(sorted(n for n in store.taps() if n not in wanted))
+        for name in removed:
+            store.replace_tap(name, None, (), (), {})
+        embedded: List[str] = []
+        reused: List[str] = []
+        for snap in ordered:
+            if stored.get(snap.name) == snap.commit:
+                reused.append(snap.name)
+                continue
+            units, hashes, missing = tap_units(snap, unit)
+            skipped += missing
+            outcome = embed_tap(units, snap.name)
+            _check_vectors(store, config, outcome.dimensions, outcome.model, bool(units))
+            store.replace_tap(snap.name, snap.commit, units, outcome.vectors, hashes)
+            embedded.append(snap.name)
+            texts += len(units)
+            sent += outcome.sent
+            chars += outcome.sent_chars
+        store.sync_vec()
+        store.sync_flat()
+        entries, _ = store.counts()
+        return DenseBuildReport(
+            provider=config.provider,
+            model=model_id(config),
+            unit=unit,
+            backend=store.backend,
+            taps_embedded=tuple(embedded),
+            taps_reused=tuple(reused),
+            taps_removed=removed,
+            entries=entries,
+            texts=texts,
+            texts_sent=sent,
+            chars_sent=chars,
+            seconds=time.perf_counter() - t0,
+            reset=reset,
+            skipped=skipped,
+        )
+    finally:
+        store.close()
+
+
+def _check_vectors(store: Store, config: EmbedConfig, dims: int, served: str, any_: bool) -> None:
+    """Record the store's dimensions and served model on first sight; refuse a change."""
+    if not any_:
+        return
+    meta = store.meta()
+    if meta.get("dimensions") and meta["dimensions"] != str(dims):
+        raise ProviderError(
+            f"{config.label} now returns {dims}-dimensional vectors, the store holds "
+            f"{meta['dimensions']}-dimensional ones",
+            "run 'boost reindex --dense --force' to re-embed everything",
+        )
+    if meta.get("served_model") and meta["served_model"] != served:
+        raise ProviderError(
+            f"{config.label} now serves {served!r}, the store was embedded with "
+            f"{meta['served_model']!r}",
+            "run 'boost reindex --dense --force' to re-embed everything",
+        )
+    store.set_meta(dimensions=str(dims), served_model=served)
+
+
+def egress_summary(
+    snapshots: Sequence[TapSnapshot],
+    config: EmbedConfig,
+    unit: str = "entry",
+    *,
+    path: Optional[Path] = None,
+) -> Tuple[str, int, int]:
+    """(where texts go, how many distinct texts, how many characters) a `build_dense` with
+    these arguments would send — cached texts and unchanged taps excluded. For the CLI to
+    show before the first remote run; reads files, sends nothing, writes nothing."""
+    where = f"{config.provider} ({config.host})"
+    store_path = path or paths.vectors_path()
+    stored: Dict[str, str] = {}
+    store: Optional[Store] = None
+    if store_path.exists():
+        try:
+            store = open_existing(store_path, "flat")
+            meta = store.meta()
+            if store.has_schema() and mismatch(meta, config, unit) is None:
+                stored = store.taps()
+        except (DenseUnavailable, sqlite3.DatabaseError):
+            store = None  # unreadable: a build recreates it and sends everything
+    try:
+        todo: Dict[str, int] = {}
+        for snap in snapshots:
+            if stored.get(snap.name) == snap.commit:
+                continue
+            for u in tap_units(snap, unit)[0]:
+                todo.setdefault(text_hash(u.text), len(u.text))
+        if store is not None and todo and store.has_schema():
+            cached = EmbeddingCache(store.conn).lookup(list(todo), config)
+            for h in cached:
+                todo.pop(h, None)
+        return where, len(todo), sum(todo.values())
+    finally:
+        if store is not None:
+            store.close()

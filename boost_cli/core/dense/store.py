@@ -1,0 +1,466 @@
+"""The vector store: one SQLite file (`paths.vectors_path()`), its schema, the backends,
+and the identity of the embedder that filled it.
+
+- ``meta`` — format version and the parity identity: provider, model, requested and actual
+  dimensions, the model the provider said it served, normalisation (``l2``), text unit.
+  A query is embedded with the same provider/model or refused (`DenseUnavailable`); a
+  build with another embedder or unit resets the store and re-embeds.
+- ``taps`` — each tap's commit; a build re-embeds only taps whose commit changed, each
+  tap's rows and commit written in one transaction (never half-written).
+- ``entries`` — the `Entry` JSON and file sha256, so a hit needs no catalog.
+- ``items`` — one row per vector (entry or chunk): float32 blob, kind, snippet. The truth.
+- ``cache`` — `EmbeddingCache`: vectors by text hash, committed per provider batch, so an
+  interrupted build resumes without re-sending anything and identical texts are sent once.
+- ``vec_items`` — where sqlite-vec loads, a ``vec0`` (cosine) index derived from ``items``.
+  A generation stamp in ``meta`` says whether it is in sync; a Python that cannot load the
+  extension still writes ``items``, and the next build that can resyncs the index. Until
+  then queries use the exact flat search, which ranks the same.
+- ``flat`` — the vectors laid out for `FlatIndex`, derived from ``items`` like
+  ``vec_items`` and stamped with the generation it was built from; a store without it (or
+  with a stale one) is scanned row by row.
+
+Backends: ``sqlite-vec`` when ``sqlite3`` can load extensions and ``sqlite_vec`` imports;
+otherwise ``flat``. `backend_status()` says which and why. Nothing here imports sqlite_vec
+at import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from boost_cli.core.dense.errors import REINDEX_FIX, DenseUnavailable
+from boost_cli.core.dense.flat import FlatCache, FlatIndex, ranked, scan_knn
+from boost_cli.core.dense.units import Unit
+from boost_cli.core.embed import EmbedConfig, EmbeddingCache, model_id, pack, text_hash
+from boost_cli.core.errors import UsageError
+
+FORMAT_VERSION = 1
+BACKENDS = ("auto", "flat", "sqlite-vec")
+
+_NO_LOAD_FIX = (
+    "this Python's sqlite3 cannot load extensions (built without it: pyenv/macOS system "
+    "Python) — use a Python whose sqlite3 supports enable_load_extension, e.g. Debian's "
+    "/usr/bin/python3, and `pip install 'boost-skill-cli[rag]'`"
+)
+
+# --------------------------------------------------------------------------- backends
+
+
+def _load_vec(conn: sqlite3.Connection) -> Tuple[bool, str]:
+    """Load sqlite-vec into ``conn``: (loaded, what happened / how to get it)."""
+    if not hasattr(conn, "enable_load_extension"):
+        return False, _NO_LOAD_FIX
+    try:
+        import sqlite_vec
+    except ImportError:
+        return False, "sqlite-vec is not installed — `pip install 'boost-skill-cli[rag]'`"
+    try:
+        conn.enable_load_extension(True)
+        try:
+            sqlite_vec.load(conn)
+        finally:
+            conn.enable_load_extension(False)
+        (version,) = conn.execute("SELECT vec_version()").fetchone()
+    except (sqlite3.Error, OSError, AttributeError) as exc:
+        return False, f"sqlite-vec did not load ({exc}) — reinstall it: `pip install -U sqlite-vec`"
+    return True, f"sqlite-vec {version}"
+
+
+def backend_status() -> Tuple[str, str]:
+    """("sqlite-vec", "sqlite-vec v0.1.9 loaded") or ("flat", why, and how to get sqlite-vec)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        ok, note = _load_vec(conn)
+    finally:
+        conn.close()
+    if ok:
+        return "sqlite-vec", f"{note} loaded"
+    return "flat", f"exact flat scan (quantised index, pure Python): {note}"
+
+
+class Store:
+    """The SQLite file, its schema, and the vec0 index when sqlite-vec loads."""
+
+    def __init__(
+        self, path: Path, backend: str = "auto", flat_cache: Optional[FlatCache] = None
+    ) -> None:
+        if backend not in BACKENDS:
+            raise UsageError(f"unknown dense backend {backend!r}", f"use one of: {BACKENDS}")
+        self.path = path
+        self.flat_cache = flat_cache if flat_cache is not None else FlatCache()
+        self.conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        # WAL (set once, in create_schema): queries read while a build writes, and with
+        # synchronous=NORMAL a crash may lose the last commits but never corrupts the file.
+        try:
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.DatabaseError:
+            self.conn.close()
+            raise
+        if backend == "flat":
+            self.vec, self.vec_note = False, "flat backend requested"
+        else:
+            self.vec, self.vec_note = _load_vec(self.conn)
+            if backend == "sqlite-vec" and not self.vec:
+                self.conn.close()
+                raise DenseUnavailable("sqlite-vec is not available", self.vec_note)
+
+    @property
+    def backend(self) -> str:
+        return "sqlite-vec" if self.vec and self.vec_in_sync() else "flat"
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- schema and meta
+
+    def create_schema(self) -> None:
+        c = self.conn
+        c.execute("PRAGMA journal_mode=WAL")
+        c.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        c.execute(
+            "CREATE TABLE IF NOT EXISTS taps (name TEXT PRIMARY KEY, commit_id TEXT NOT NULL,"
+            " entries INTEGER NOT NULL, items INTEGER NOT NULL)"
+        )
+        c.execute(
+            "CREATE TABLE IF NOT EXISTS entries (entry_id TEXT PRIMARY KEY, tap TEXT NOT NULL,"
+            " kind TEXT NOT NULL, file_sha256 TEXT, entry_json TEXT NOT NULL)"
+        )
+        c.execute(
+            "CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, tap TEXT NOT NULL,"
+            " entry_id TEXT NOT NULL, kind TEXT NOT NULL, chunk INTEGER NOT NULL,"
+            " text_hash TEXT NOT NULL, snippet TEXT NOT NULL, vector BLOB NOT NULL)"
+        )
+        c.execute("CREATE INDEX IF NOT EXISTS items_tap ON items (tap)")
+        EmbeddingCache(c)
+        if self.meta().get("format_version") is None:
+            self.set_meta(format_version=str(FORMAT_VERSION), generation="0")
+
+    def has_schema(self) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+        ).fetchone()
+        return row is not None
+
+    def meta(self) -> Dict[str, str]:
+        if not self.has_schema():
+            return {}
+        return dict(self.conn.execute("SELECT key, value FROM meta"))
+
+    def set_meta(self, **values: Optional[str]) -> None:
+        for k, v in values.items():
+            if v is None:
+                self.conn.execute("DELETE FROM meta WHERE key=?", (k,))
+            else:
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
+
+    def taps(self) -> Dict[str, str]:
+        return dict(self.conn.execute("SELECT name, commit_id FROM taps"))
+
+    def counts(self) -> Tuple[int, int]:
+        (entries,) = self.conn.execute("SELECT COUNT(*) FROM entries").fetchone()
+        (items,) = self.conn.execute("SELECT COUNT(*) FROM items").fetchone()
+        return int(entries), int(items)
+
+    # -- the vec0 index
+
+    def _vec_table_exists(self) -> bool:
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name='vec_items'").fetchone()
+        return row is not None
+
+    def vec_in_sync(self) -> bool:
+        meta = self.meta()
+        return (
+            self.vec
+            and self._vec_table_exists()
+            and meta.get("vec_generation") == meta.get("generation")
+        )
+
+    def sync_vec(self) -> None:
+        """Rebuild ``vec_items`` from ``items`` when it is missing or stale."""
+        if not self.vec or self.vec_in_sync():
+            return
+        meta = self.meta()
+        dims = int(meta.get("dimensions") or 0)
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("DROP TABLE IF EXISTS vec_items")
+            if dims:
+                self.conn.execute(
+                    "CREATE VIRTUAL TABLE vec_items USING vec0(item_id INTEGER PRIMARY KEY,"
+                    f" embedding float[{dims}] distance_metric=cosine, kind TEXT)"
+                )
+                self.conn.execute(
+                    "INSERT INTO vec_items (item_id, embedding, kind)"
+                    " SELECT id, vector, kind FROM items"
+                )
+                self.set_meta(vec_generation=meta.get("generation", "0"))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    # -- writes
+
+    def reset(self) -> None:
+        """Forget every tap and vector (the cache stays: it is keyed by model)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for table in ("items", "entries", "taps"):
+                self.conn.execute(f"DELETE FROM {table}")
+            if self.vec:
+                self.conn.execute("DROP TABLE IF EXISTS vec_items")
+            self._bump()
+            self.set_meta(dimensions=None, served_model=None, vec_generation=None)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def _bump(self) -> None:
+        generation = str(int(self.meta().get("generation", "0")) + 1)
+        in_sync = self.vec_in_sync()
+        self.set_meta(generation=generation)
+        if in_sync:
+            self.set_meta(vec_generation=generation)
+
+    def replace_tap(
+        self,
+        name: str,
+        commit: Optional[str],
+        units: Sequence[Unit],
+        vectors: Sequence[Sequence[float]],
+        hashes: Mapping[str, Optional[str]],
+    ) -> None:
+        """Swap tap ``name``'s rows for ``units`` (None commit: remove it), atomically."""
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            in_sync = self.vec_in_sync()
+            if in_sync:
+                c.execute(
+                    "DELETE FROM vec_items WHERE item_id IN (SELECT id FROM items WHERE tap=?)",
+                    (name,),
+                )
+            c.execute("DELETE FROM items WHERE tap=?", (name,))
+            c.execute("DELETE FROM entries WHERE tap=?", (name,))
+            c.execute("DELETE FROM taps WHERE name=?", (name,))
+            if commit is not None:
+                seen: Dict[str, None] = {}
+                for u, vector in zip(units, vectors):
+                    if u.entry.id not in seen:
+                        seen[u.entry.id] = None
+                        c.execute(
+                            "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)",
+                            (
+                                u.entry.id,
+                                name,
+                                u.entry.kind,
+                                hashes.get(u.entry.id),
+                                json.dumps(u.entry.to_dict(), ensure_ascii=False, default=str),
+                            ),
+                        )
+                    blob = pack(vector)
+                    cur = c.execute(
+                        "INSERT INTO items (tap, entry_id, kind, chunk, text_hash, snippet, vector)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            name,
+                            u.entry.id,
+                            u.entry.kind,
+                            u.chunk,
+                            text_hash(u.text),
+                            u.snippet,
+                            blob,
+                        ),
+                    )
+                    if in_sync:
+                        c.execute(
+                            "INSERT INTO vec_items (item_id, embedding, kind) VALUES (?, ?, ?)",
+                            (cur.lastrowid, blob, u.entry.kind),
+                        )
+                c.execute(
+                    "INSERT INTO taps VALUES (?, ?, ?, ?)", (name, commit, len(seen), len(units))
+                )
+            self._bump()
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    # -- reads
+
+    def knn(
+        self, query: Sequence[float], k: int, kind: Optional[str], taps: Sequence[str] = ()
+    ) -> List[Tuple[int, float]]:
+        """(item id, cosine similarity) of the ``k`` nearest items of ``kind`` in ``taps``
+        (empty: every tap), best first."""
+        if k <= 0:
+            return []
+        if taps:
+            # The vec0 index has no tap column: filter exactly, with the flat index or a scan.
+            flat = self.flat_index()
+            if flat is None:
+                return scan_knn(self.conn, query, k, kind, taps)
+            marks = ",".join("?" * len(taps))
+            sql = f"SELECT id FROM items WHERE tap IN ({marks})"
+            among = {int(i) for (i,) in self.conn.execute(sql, tuple(taps))}
+            return flat.knn(self.conn, query, k, kind, among) if among else []
+        if self.vec_in_sync():
+            sql = "SELECT item_id, distance FROM vec_items WHERE embedding MATCH ? AND k = ?"
+            params: List[Any] = [pack(query), k]
+            if kind is not None:
+                sql += " AND kind = ?"
+                params.append(kind)
+            rows = self.conn.execute(sql + " ORDER BY distance", params).fetchall()
+            return ranked((int(i), 1.0 - float(d)) for i, d in rows)[:k]
+        flat = self.flat_index()
+        if flat is not None:
+            return flat.knn(self.conn, query, k, kind)
+        return scan_knn(self.conn, query, k, kind)
+
+    # -- the quantised flat index
+
+    def flat_in_sync(self) -> bool:
+        meta = self.meta()
+        return meta.get("flat_generation") == meta.get("generation") and bool(
+            meta.get("flat_generation")
+        )
+
+    def sync_flat(self) -> None:
+        """Rewrite the ``flat`` table (see `FlatIndex`) from ``items`` when it is stale."""
+        if self.flat_in_sync():
+            return
+        rows = self.conn.execute("SELECT id, kind, vector FROM items ORDER BY id").fetchall()
+        blobs = FlatIndex.encode(rows)
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS flat (name TEXT PRIMARY KEY, data BLOB NOT NULL)"
+            )
+            self.conn.execute("DELETE FROM flat")
+            self.conn.executemany("INSERT INTO flat VALUES (?, ?)", sorted(blobs.items()))
+            # flat_id names this very index: a store deleted and rebuilt to the same
+            # generation must not be served from a process's cache of the old one.
+            self.set_meta(
+                flat_generation=self.meta().get("generation", "0"), flat_id=os.urandom(8).hex()
+            )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def flat_index(self) -> Optional[FlatIndex]:
+        """The quantised index of this store's vectors (loaded once per ``flat_cache`` and
+        build), or None when the store predates it or it is stale."""
+        meta = self.meta()
+        generation = meta.get("flat_generation")
+        if not generation or generation != meta.get("generation"):
+            return None
+        key = (str(self.path.resolve()), generation, meta.get("flat_id", ""))
+        cached = self.flat_cache.get(key)
+        if cached is not None:
+            return cached
+        blobs = dict(self.conn.execute("SELECT name, data FROM flat"))
+        index = FlatIndex.decode(blobs)
+        if index is None:
+            return None
+        self.flat_cache.put(key, index)
+        return index
+
+
+# --------------------------------------------------------------------------- parity
+
+
+def identity(config: EmbedConfig, unit: str) -> Dict[str, str]:
+    return {
+        "provider": config.provider,
+        "model": model_id(config),
+        "requested_dimensions": str(config.dimensions or 0),
+        "unit": unit,
+        "normalisation": "l2",
+    }
+
+
+def _describe(meta: Mapping[str, str]) -> str:
+    dims = meta.get("requested_dimensions", "0")
+    extra = f", {dims} dimensions" if dims not in ("0", "") else ""
+    return f"{meta.get('provider')} {meta.get('model')}{extra}"
+
+
+def mismatch(meta: Mapping[str, str], config: EmbedConfig, unit: Optional[str]) -> Optional[str]:
+    """Why vectors in a store with ``meta`` cannot be compared with ``config``'s, or None."""
+    want = identity(config, unit or meta.get("unit", "entry"))
+    have = {k: meta.get(k, "") for k in want}
+    if have == want:
+        return None
+    if {k: v for k, v in have.items() if k != "unit"} != {
+        k: v for k, v in want.items() if k != "unit"
+    }:
+        return (
+            f"the vector store was embedded with {_describe(have)}, "
+            f"but the configured embedder is {_describe(want)}"
+        )
+    return f"the vector store holds {have['unit']} vectors, {want['unit']} vectors were asked for"
+
+
+def open_existing(
+    path: Path, backend: str = "auto", flat_cache: Optional[FlatCache] = None
+) -> Store:
+    """The store at ``path`` for reading, or DenseUnavailable saying how to make one."""
+    if not path.exists():
+        raise DenseUnavailable("no dense index yet", REINDEX_FIX)
+    try:
+        store = Store(path, backend, flat_cache)
+    except sqlite3.DatabaseError as exc:
+        raise DenseUnavailable(
+            f"the vector store {path} is unreadable ({exc})", REINDEX_FIX
+        ) from exc
+    try:
+        meta = store.meta()
+    except sqlite3.DatabaseError as exc:
+        store.close()
+        raise DenseUnavailable(
+            f"the vector store {path} is unreadable ({exc})", REINDEX_FIX
+        ) from exc
+    if meta.get("format_version") != str(FORMAT_VERSION):
+        store.close()
+        raise DenseUnavailable(
+            f"the vector store has format {meta.get('format_version')!r}, this boost reads "
+            f"{FORMAT_VERSION}",
+            REINDEX_FIX,
+        )
+    return store
+
+
+def open_for_build(path: Path, backend: str) -> Store:
+    """The store at ``path``, created when missing and recreated when unreadable or of
+    another format (it is a cache: everything in it can be rebuilt)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        store = Store(path, backend)
+    except sqlite3.DatabaseError:
+        _unlink_store(path)
+        store = Store(path, backend)
+    try:
+        version = store.meta().get("format_version")
+        if version is not None and version != str(FORMAT_VERSION):
+            raise sqlite3.DatabaseError(f"format {version}")
+        store.create_schema()
+    except sqlite3.DatabaseError:
+        store.close()
+        _unlink_store(path)
+        store = Store(path, backend)
+        store.create_schema()
+    return store
+
+
+def _unlink_store(path: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except FileNotFoundError:
+            continue
