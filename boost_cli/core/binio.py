@@ -8,7 +8,7 @@ from array import array
 from typing import Any
 
 
-def to_le(values: "array[Any]") -> bytes:
+def to_le(values: array[Any]) -> bytes:
     """``values`` as little-endian bytes (the argument is never modified)."""
     if sys.byteorder == "big":  # pragma: no cover - no big-endian CI machine
         values = array(values.typecode, values)
@@ -16,7 +16,7 @@ def to_le(values: "array[Any]") -> bytes:
     return values.tobytes()
 
 
-def from_le(typecode: str, data: bytes) -> "array[Any]":
+def from_le(typecode: str, data: bytes) -> array[Any]:
     """An ``array(typecode)`` decoded from little-endian ``data``."""
     values = array(typecode)
     values.frombytes(data)
