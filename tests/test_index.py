@@ -661,6 +661,18 @@ def test_damaged_postings_are_caught_by_verify_and_bounds(built: Path) -> None:
         reader.verify()
 
 
+def test_a_dictionary_row_past_its_bucket_is_damage(tmp_path: Path) -> None:
+    index.build([make_tap(tmp_path, "t", {"a/SKILL.md": "zebra\n"})], **NO_PREFIX)
+    (seg,) = (index_dir() / index.SEGMENTS).iterdir()
+    c = Container(seg, SEGMENT_MAGIC)
+    off, _ = c.span("dict_rows")
+    c.close()
+    _damage(seg, off, b"\xff")  # the one row's term length: past the end of its bucket
+    with pytest.raises(IndexError_, match="bad dictionary row") as err:
+        query("zebra")
+    assert err.value.fix == FORCE_FIX
+
+
 def test_any_changed_byte_is_caught_by_verify(built: Path) -> None:
     seg = next((built / index.SEGMENTS).glob("a-*.seg"))
     good = seg.read_bytes()
