@@ -24,7 +24,6 @@ from boost_cli.core.index.container import HEAD, Container
 from boost_cli.core.index.layout import MERGE_MAGIC, SEGMENT_MAGIC
 from boost_cli.core.models import Entry, Hit, TapSnapshot
 from boost_cli.core.paths import index_dir
-from boost_cli.core.rag import Retriever
 
 FORCE_FIX = "run 'boost reindex --force'"
 
@@ -82,7 +81,8 @@ def manifest_without_time(home_index: Path) -> dict:
 def query(text: str, **kw: object) -> List[Hit]:
     reader = index.open_index()
     assert reader is not None
-    return reader.query(text, **kw)  # type: ignore[arg-type]
+    with reader:
+        return reader.query(text, **kw)  # type: ignore[arg-type]
 
 
 NO_PREFIX = dict(use_prefix=False)
@@ -150,13 +150,6 @@ def test_snippet_is_the_best_chunk_read_back_from_the_file(tmp_path: Path) -> No
     assert len(hit.snippet) < len(body) / 2
     assert hit.content_hash is not None and len(hit.content_hash) == 64
     assert query("flaky quarantine", snippets=False)[0].snippet == ""
-    # Each chunk's heading path is stored too (for tools that want it; queries do not).
-    (seg_file,) = (index_dir() / index.SEGMENTS).iterdir()
-    seg = segment.Segment(seg_file)
-    (headings,) = seg.headings()
-    seg.c.close()
-    assert ["Big", "Flaky tests"] in headings
-    assert all(h[:1] == ["Big"] for h in headings)
 
 
 def test_snippet_of_non_ascii_and_non_utf8_files(tmp_path: Path) -> None:
@@ -816,29 +809,34 @@ def test_reader_close(built: Path) -> None:
     assert reader.query("pdf")  # re-opens on demand
 
 
-# --------------------------------------------------------------------------- retriever
-
-
-def test_retriever_protocol(tmp_path: Path) -> None:
-    taps = dedupe_taps(tmp_path)
-    retriever = index.BM25Retriever(snapshots=lambda: taps)
-    assert isinstance(retriever, Retriever)
-    assert retriever.name == "bm25"
-    assert not retriever.ready()
-    with pytest.raises(IndexError_) as err:
-        retriever.query("pdf")
-    assert err.value.fix == "run 'boost reindex'"
-    report = retriever.build([e for t in taps for e in t.entries])
-    assert isinstance(report, index.BuildReport) and report.built == ("a", "b")
-    assert retriever.ready()
-    hits = retriever.query("pdf tables", k=1, kind="skill")
+def test_open_index_opens_a_reader_the_caller_owns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index.build(dedupe_taps(tmp_path))
+    first, second = index.open_index(), index.open_index()
+    assert first is not None and second is not None and first is not second
+    first.close()  # closing one reader leaves the others alone
+    hits = second.query("pdf tables", k=1, kind="skill")
     assert [h.entry.id for h in hits] == ["a:skills_all/pdf/SKILL.md"]
-    assert index.BM25Retriever(index.open_index()).query("charts")[0].entry.name == "other"
+    root = second.root
+    second.close()
+    monkeypatch.setenv("BOOST_HOME", str(tmp_path / "another-home"))
+    assert index.open_index() is None  # the home is read at call time
+    reader = index.open_index(root)
+    assert reader is not None and reader.commits == {"a": "c1", "b": "c1"}
+    reader.close()
 
 
-def test_retriever_is_not_ready_on_a_damaged_index(built: Path) -> None:
-    (built / index.MANIFEST).write_text("{")
-    assert not index.BM25Retriever().ready()
+def test_a_segment_of_another_layout_is_rebuilt_not_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taps = dedupe_taps(tmp_path)
+    monkeypatch.setattr(segment, "SEGMENT_LAYOUT", segment.SEGMENT_LAYOUT - 1)
+    index.build(taps)
+    monkeypatch.undo()
+    report = index.build(taps)
+    assert report.built == ("a", "b") and report.reused == ()
+    assert len(list((index_dir() / index.SEGMENTS).iterdir())) == 2  # the old ones are gone
 
 
 def test_build_report_to_dict(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from boost_cli.core.index.layout import KIND_BITS, NO_SPAN
 from boost_cli.core.index.params import IndexParams
 from boost_cli.core.index.postings import bucket_count, find_term, invert, term_dictionary
 from boost_cli.core.models import Entry
+from boost_cli.core.tokenize import tokenize
 
 PARAMS = IndexParams()
 
@@ -57,8 +58,9 @@ def test_chunk_file_spans_point_at_the_chunk_bytes() -> None:
     text = data.decode("utf-8")
     assert text[row.start : row.end] == data[row.byte_start : row.byte_end].decode("utf-8")
     assert row.crc32 == zlib.crc32(data[row.byte_start : row.byte_end])
-    assert row.heading == ("Título",)
     assert "zebra" in row.terms and "n" not in row.terms  # the frontmatter is not indexed
+    (prefixed,) = chunk_file(entry("a/SKILL.md"), data, "t", PARAMS, prefix=True)
+    assert prefixed.terms == tokenize("n. Título") + row.terms  # name and heading path
 
 
 def test_chunk_file_with_prefix_scores_name_and_description_too() -> None:

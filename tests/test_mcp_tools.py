@@ -464,22 +464,6 @@ def test_copies_collapsing_below_the_shortlist_widen_the_pool(no_llm: None, tmp_
     ]
 
 
-def test_open_index_hands_out_one_warm_reader_until_the_index_or_home_changes(
-    indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    first = index.open_index()
-    assert first is not None and index.open_index() is first
-    commits = first.commits
-    index.build(registry.snapshots(), force=True)  # same commits, a new manifest
-    again = index.open_index()
-    assert again is first and again.commits == commits  # re-read in place
-    first.close()  # a caller closing the shared reader does not break the next one
-    assert index.open_index() is first and first.commits == commits
-    monkeypatch.setenv("BOOST_HOME", str(tmp_path / "another-home"))
-    assert index.open_index() is None
-    monkeypatch.undo()
-
-
 def test_rerank_is_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
     """boost_search passes rerank='none' unless the caller asks for it."""
     from boost_cli.commands import mcp as mcp_cmd

@@ -75,3 +75,29 @@ def test_removed_tap_counts_as_a_change(two_taps: list, boost_home: Path) -> Non
     choice = rag.get_retriever()
     assert choice.info["refreshed_taps"] == ["b"]
     assert set(choice.info["commits"]) == {"a"}
+
+
+def test_bm25_retriever_protocol(two_taps: list) -> None:
+    retriever = rag.BM25Retriever(snapshots=registry.snapshots)
+    assert isinstance(retriever, rag.Retriever) and retriever.name == "bm25"
+    assert not retriever.ready()
+    with pytest.raises(IndexError_) as err:
+        retriever.query("kafka")
+    assert err.value.fix == "run 'boost reindex'"
+    report = retriever.build([])
+    assert isinstance(report, index.BuildReport) and report.built == ("a", "b")
+    assert retriever.ready()
+    assert [h.entry.name for h in retriever.query("redis", k=1, kind="skill")] == ["beta"]
+    assert retriever.build([]).reused == ("a", "b")  # its old reader closed, a new one open
+    assert [h.entry.name for h in retriever.query("kafka")] == ["alpha"]
+    entries = [e for s in registry.snapshots() for e in s.entries]
+    assert rag.BM25Retriever().build(entries).reused == ("a", "b")  # taps from the registry
+
+
+def test_bm25_retriever_is_not_ready_on_a_damaged_index(two_taps: list) -> None:
+    index.build(registry.snapshots())
+    reader = index.open_index()
+    assert reader is not None
+    (reader.root / index.MANIFEST).write_text("{")
+    reader.close()
+    assert not rag.BM25Retriever().ready()

@@ -7,10 +7,24 @@ ready and never branch on a concrete class. Engines degrade: hybrid → bm25 →
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    runtime_checkable,
+)
 
 from boost_cli.core.errors import IndexError_, ProviderError, UsageError
 from boost_cli.core.models import Entry, Hit, TapSnapshot
+
+if TYPE_CHECKING:
+    from boost_cli.core.index import IndexReader
 
 
 @runtime_checkable
@@ -139,7 +153,68 @@ def _open_bm25(
         "refreshed_taps": refreshed,
         "stats": dict(reader.stats),
     }
-    return index.BM25Retriever(reader), info
+    return BM25Retriever(reader), info
+
+
+class BM25Retriever:
+    """The BM25 engine behind the seam: queries over the persisted index's `IndexReader`.
+
+    (Moved here from the index package, which no longer imports the seam or the registry.)
+    """
+
+    name = "bm25"
+
+    def __init__(
+        self,
+        reader: Optional[IndexReader] = None,
+        snapshots: Optional[Callable[[], Sequence[TapSnapshot]]] = None,
+    ) -> None:
+        self._reader = reader
+        self._snapshots = snapshots
+
+    def build(self, entries: Sequence[Entry]) -> object:
+        """(Re)build the index for the taps of ``entries`` (incremental: see `index.build`)."""
+        from boost_cli.core import index
+
+        snaps = list(self._snapshots()) if self._snapshots else _snapshots_for(entries)
+        report = index.build(snaps)
+        if self._reader is not None:
+            self._reader.close()
+        self._reader = index.open_index()
+        return report
+
+    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Hit]:
+        from boost_cli.core import index
+
+        reader = self._reader or index.open_index()
+        if reader is None:
+            raise IndexError_("no search index yet", "run 'boost reindex'")
+        self._reader = reader
+        return reader.query(text, k=k, kind=kind)
+
+    def ready(self) -> bool:
+        from boost_cli.core import index
+
+        if self._reader is None:
+            try:
+                self._reader = index.open_index()
+            except IndexError_:
+                return False
+        return self._reader is not None and bool(self._reader.manifest)
+
+
+def _snapshots_for(entries: Sequence[Entry]) -> List[TapSnapshot]:
+    """``entries`` grouped into snapshots of their taps, at the commits the registry records."""
+    from boost_cli.core import registry
+
+    by_tap: Dict[str, List[Entry]] = {}
+    for e in entries:
+        by_tap.setdefault(e.tap, []).append(e)
+    out = []
+    for name, items in sorted(by_tap.items()):
+        tap = registry.get_tap(name)
+        out.append(TapSnapshot(name, tap.commit, tap.root, tuple(items)))
+    return out
 
 
 def _dense(

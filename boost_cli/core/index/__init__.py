@@ -46,14 +46,13 @@ from __future__ import annotations
 from boost_cli.core.index.builder import BuildReport, build
 from boost_cli.core.index.layout import FORMAT_VERSION, MANIFEST, SEGMENTS
 from boost_cli.core.index.params import AGGREGATIONS, IndexParams
-from boost_cli.core.index.reader import BM25Retriever, IndexReader, open_index
+from boost_cli.core.index.reader import IndexReader, open_index
 
 __all__ = [
     "AGGREGATIONS",
     "FORMAT_VERSION",
     "MANIFEST",
     "SEGMENTS",
-    "BM25Retriever",
     "BuildReport",
     "IndexParams",
     "IndexReader",

@@ -30,7 +30,6 @@ class ChunkRow(NamedTuple):
     byte_start: int  # bytes of the file; NO_SPAN when the file is not valid UTF-8
     byte_end: int
     crc32: int  # of those bytes (0 when NO_SPAN)
-    heading: Tuple[str, ...]
     terms: List[str]
 
 
@@ -105,9 +104,9 @@ def chunk_file(
             terms = head + terms
         if spans is not None:
             bs, be = spans[n]
-            rows.append(ChunkRow(start, end, bs, be, zlib.crc32(head_bytes[bs:be]), heading, terms))
+            rows.append(ChunkRow(start, end, bs, be, zlib.crc32(head_bytes[bs:be]), terms))
         else:
-            rows.append(ChunkRow(start, end, NO_SPAN, NO_SPAN, 0, heading, terms))
+            rows.append(ChunkRow(start, end, NO_SPAN, NO_SPAN, 0, terms))
     return rows
 
 
@@ -152,7 +151,6 @@ class ChunkTable:
         self.dl = array("H")
         self.span = array("I")  # 5 per chunk: start, end, byte start, byte end, crc32
         self.content_first = array("I", [0])
-        self.headings: List[List[List[str]]] = []  # per content, per chunk
 
     def __len__(self) -> int:
         return len(self.dl)
@@ -163,5 +161,4 @@ class ChunkTable:
             self.content.append(content)
             self.dl.append(min(len(row.terms), _DL_MAX))
             self.span.extend((row.start, row.end, row.byte_start, row.byte_end, row.crc32))
-        self.headings.append([list(row.heading) for row in rows])
         self.content_first.append(len(self.dl))

@@ -7,17 +7,16 @@ from __future__ import annotations
 import zlib
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from boost_cli.core.errors import IndexError_, UsageError
-from boost_cli.core.index.builder import BuildReport, build
+from boost_cli.core.errors import UsageError
 from boost_cli.core.index.generation import Generation
 from boost_cli.core.index.hits import hit
-from boost_cli.core.index.layout import KIND_BITS, MANIFEST, REINDEX, damaged
+from boost_cli.core.index.layout import KIND_BITS, MANIFEST, damaged
 from boost_cli.core.index.manifest import load_manifest
 from boost_cli.core.index.params import check_aggregation
 from boost_cli.core.index.ranking import accumulate, aggregate
-from boost_cli.core.models import KINDS, Entry, Hit, TapSnapshot
+from boost_cli.core.models import KINDS, Hit
 from boost_cli.core.paths import index_dir
 from boost_cli.core.tokenize import tokenize
 
@@ -69,9 +68,16 @@ class IndexReader:
         return cls(root, *loaded)
 
     def close(self) -> None:
+        """Close the files; a later query opens the current generation again."""
         if self._state is not None:
             self._state.close()
         self._state, self._sig = None, None
+
+    def __enter__(self) -> IndexReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _current(self) -> Optional[Generation]:
         sig = _stat_sig(self.root / MANIFEST)
@@ -178,82 +184,12 @@ class IndexReader:
         ]
 
 
-#: The reader `open_index` handed out last (at most one: a process queries one home).
-_last_reader: List[IndexReader] = []
-
-
 def open_index(root: Optional[Path] = None) -> Optional[IndexReader]:
-    """The index under `index_dir()` opened for queries, or None when there is none yet.
+    """The index under ``root`` (default: `index_dir()`, read at call time) opened for
+    queries, or None when there is none yet.
 
-    A long-lived process (``boost mcp``) calls this once per search: the reader opened
-    last is handed out again while it still reads the current index (one ``stat`` of the
-    manifest, the check `IndexReader` makes before every query anyway), so the merge
-    arrays and scoring rows stay warm — 3-5 ms per call on the 12-registry corpus. A
-    replaced index is re-opened; ``root`` is resolved at call time, so a changed
-    BOOST_HOME gets its own reader.
-
-    Raises IndexError_ (with the fix) when it is damaged or of another format version.
+    Every call opens a new reader, which the caller owns: a long-lived process keeps one
+    (it follows rebuilds by itself) so the merge arrays and scoring rows stay warm.
+    Raises IndexError_ (with the fix) when the index is damaged or of another format version.
     """
-    root = root or index_dir()
-    last = _last_reader[0] if _last_reader else None
-    if last is not None and last.root == root and last._current() is not None:
-        return last
-    reader = IndexReader.open(root)
-    while _last_reader:
-        _last_reader.pop().close()
-    if reader is not None:
-        _last_reader.append(reader)
-    return reader
-
-
-# --------------------------------------------------------------------------- retriever
-
-
-class BM25Retriever:
-    """The BM25 engine behind the `rag.Retriever` seam."""
-
-    name = "bm25"
-
-    def __init__(
-        self,
-        reader: Optional[IndexReader] = None,
-        snapshots: Optional[Callable[[], Sequence[TapSnapshot]]] = None,
-    ) -> None:
-        self._reader = reader
-        self._snapshots = snapshots
-
-    def build(self, entries: Sequence[Entry]) -> BuildReport:
-        """(Re)build the index for the taps of ``entries`` (incremental: see `build`)."""
-        snaps = list(self._snapshots()) if self._snapshots else _snapshots_for(entries)
-        report = build(snaps)
-        self._reader = open_index()
-        return report
-
-    def query(self, text: str, k: int = 60, kind: Optional[str] = None) -> List[Hit]:
-        reader = self._reader or open_index()
-        if reader is None:
-            raise IndexError_("no search index yet", REINDEX)
-        self._reader = reader
-        return reader.query(text, k=k, kind=kind)
-
-    def ready(self) -> bool:
-        if self._reader is None:
-            try:
-                self._reader = open_index()
-            except IndexError_:
-                return False
-        return self._reader is not None and bool(self._reader.manifest)
-
-
-def _snapshots_for(entries: Iterable[Entry]) -> List[TapSnapshot]:
-    """``entries`` grouped into snapshots of their taps, at the commits the registry records."""
-    from boost_cli.core import registry
-
-    by_tap: Dict[str, List[Entry]] = {}
-    for e in entries:
-        by_tap.setdefault(e.tap, []).append(e)
-    out = []
-    for name, items in sorted(by_tap.items()):
-        tap = registry.get_tap(name)
-        out.append(TapSnapshot(name, tap.commit, tap.root, tuple(items)))
-    return out
+    return IndexReader.open(root)

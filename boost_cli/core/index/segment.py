@@ -31,6 +31,12 @@ _SPAN = struct.Struct("<5I")  # chunk_span row: start, end (characters), start, 
 _U32X2 = struct.Struct("<II")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,80}")
 
+# Which sections `pack_segment` writes. It is part of every segment's key, so a build never
+# reuses a segment another layout wrote and an incremental build stays byte-identical to
+# one from scratch. Readers do not need it: they look sections up by name. 2: the
+# `headings` section, which no query read, is gone.
+SEGMENT_LAYOUT = 2
+
 
 def safe_name(name: str) -> str:
     """A file-name-safe form of a tap name (the key keeps distinct taps apart)."""
@@ -40,13 +46,14 @@ def safe_name(name: str) -> str:
 
 
 def segment_key(snap: TapSnapshot, params: IndexParams, prefix: bool) -> str:
-    """What a segment depends on: commit, root, entries, chunking, prefix, boost version."""
+    """What a segment depends on: commit, root, entries, chunking, prefix, layout, boost version."""
     from boost_cli import __version__
 
     entries = sorted((e.to_dict() for e in snap.entries), key=itemgetter("path"))
     blob = dumps(
         [
             FORMAT_VERSION,
+            SEGMENT_LAYOUT,
             __version__,
             snap.name,
             snap.commit,
@@ -115,7 +122,6 @@ def pack_segment(
         ("content_hash", b"".join(contents.hashes)),
         ("content_off", to_le(array("I", accumulate(map(len, content_json), initial=0)))),
         ("content_json", b"".join(content_json)),
-        ("headings", zlib.compress(dumps(chunks.headings), 6)),
     ]
     meta = {
         "kind": "segment",
@@ -211,16 +217,6 @@ class Segment:
         """Local chunk ``chunk``'s (start, end) in characters, (start, end) in bytes, CRC32."""
         a, b, bs, be, crc = _SPAN.unpack(self.c.slice(self._cspan, 20 * chunk, 20 * chunk + 20))
         return a, b, bs, be, crc
-
-    def headings(self) -> List[List[List[str]]]:
-        """Per content, per chunk, the heading path the chunk sits under (not used by queries)."""
-        try:
-            value = json.loads(zlib.decompress(self.c.read("headings")))
-        except (ValueError, zlib.error) as exc:
-            raise damaged(f"{self.c.path.name}: bad headings") from exc
-        if not isinstance(value, list):
-            raise damaged(f"{self.c.path.name}: bad headings")
-        return value
 
     def content_hash(self, j: int) -> str:
         return self.c.slice(self._chash, 32 * j, 32 * j + 32).hex()
