@@ -74,11 +74,10 @@ def build(
 ) -> BuildReport:
     """Bring the index under `index_dir()` up to date with ``snapshots``.
 
-    A tap's segment is rebuilt only when its key (commit, entries, chunking, prefix)
-    changed, or with ``force`` (every tap) / ``force_taps`` (those); taps not passed are
-    dropped. New files are written
-    beside the old ones and `manifest.json` is replaced last, atomically, so a crash at
-    any point leaves the previous index usable. ``progress(done, total, tap)`` is called
+    A tap's segment is rebuilt only when its key (`segment.segment_key`) changed, or with
+    ``force`` (every tap) / ``force_taps`` (those); taps not passed are dropped. New files
+    are written beside the old ones and `manifest.json` is replaced last, atomically, so a
+    crash at any point leaves the previous index usable. ``progress(done, total, tap)`` is called
     as each segment is built. ``workers``: processes for segment builds (None: 2 when there is
     enough work and a second CPU, else 1).
     """

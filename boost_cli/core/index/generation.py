@@ -120,7 +120,7 @@ class Generation:
     def rowrefs(self, k1: float, b: float) -> List[List[_TfRow]]:
         """Per segment, local chunk id → the tf-part row for its length.
 
-        Built on first use (~30 ns a chunk) and kept while k1 and b stay the same.
+        Built on the first query and kept while k1 and b stay the same.
         """
         if self._rowref is None or self._rowref_key != (k1, b):
             dl = self.merge.ints("chunk_dl", "H")

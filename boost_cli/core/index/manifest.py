@@ -50,7 +50,7 @@ def file_record(root: Path, rel: str) -> Dict[str, Any]:
 
 
 def files_intact(root: Path, manifest: Dict[str, Any]) -> bool:
-    """Every file the manifest lists is there with its size and CRC32 (~30 ms for 30 MB)."""
+    """Every file the manifest lists is there with its size and CRC32 (reads them all)."""
     try:
         for rec in [*manifest["segments"].values(), manifest["merge"]]:
             got = file_record(root, rec["file"])

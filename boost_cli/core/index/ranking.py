@@ -21,8 +21,8 @@ LSE_TEMPERATURE = 2.0  # lse: T · ln Σ exp(score / T), a soft maximum (T: docs
 class ChunkScores:
     """One query's chunk scores: per segment by local chunk id, and one global list.
 
-    Accumulating by local ids skips adding each segment's base to every posting
-    (~45 ns a posting, measured); only the chunks that make the cut get global ids.
+    Accumulating by local ids skips adding each segment's base to every posting (costs:
+    docs/index-format.md); only the chunks that make the cut get global ids.
     """
 
     def __init__(self, segs: List[Tuple[int, List[float], List[List[int]]]]) -> None:
@@ -60,8 +60,7 @@ def accumulate(st: Generation, qtf: Counter[str], k1: float, b: float) -> Option
     if not found:
         return None
     # Phase 2: add up idf × tf-part, tf-parts looked up in the chunk's length row. Plain
-    # subscripts in a loop beat map() chains and a dict accumulator on CPython 3.11
-    # (~100 vs ~125 vs ~270 ns a posting, measured).
+    # subscripts in a loop are the fastest form on CPython (docs/index-format.md).
     rowrefs = st.rowrefs(k1, b)
     accs = [[0.0] * n for n in st.seg_chunks]
     lists: List[List[List[int]]] = [[] for _ in st.seg_chunks]
