@@ -15,7 +15,7 @@ from boost_cli.core.models import MAX_FILE_BYTES, Entry, Hit
 
 
 def hit(
-    st: Generation,
+    gen: Generation,
     gcid: int,
     score: float,
     best: int,
@@ -27,15 +27,15 @@ def hit(
     """One content as a hit: representative entry, copies, and its best chunk as snippet."""
     entries: List[Tuple[int, Entry]] = []
     record: Dict[str, Any] = {}
-    for g in (gcid, *st.copies.get(gcid, ())):
-        s, j = st.seg_of(g)
-        rec = st.segments[s].record(j)
+    for g in (gcid, *gen.copies.get(gcid, ())):
+        s, j = gen.seg_of(g)
+        rec = gen.segments[s].record(j)
         if g == gcid:
             record = rec
         try:
             entries.extend((s, Entry.from_dict(d)) for d in rec["entries"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise damaged(f"{st.segments[s].c.path.name}: bad entry record") from exc
+            raise damaged(f"{gen.segments[s].c.path.name}: bad entry record") from exc
     if not entries:
         raise damaged(f"content {gcid} has no entries")
 
@@ -49,15 +49,15 @@ def hit(
             e.qualified_name for _, e in entries if e.qualified_name != rep.qualified_name
         )
     )
-    s, j = st.seg_of(gcid)
+    s, j = gen.seg_of(gcid)
     snippet = ""
     if snippets:
-        start, end, bs, be, crc = st.segments[s].span(best - st.chunk_base[s])
+        start, end, bs, be, crc = gen.segments[s].span(best - gen.chunk_base[s])
         try:
             size, file_crc = int(record["size"]), int(record["crc32"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise damaged(f"{st.segments[s].c.path.name}: bad content record") from exc
-        path = os.path.join(st.roots[rep_seg], rep.path)
+            raise damaged(f"{gen.segments[s].c.path.name}: bad content record") from exc
+        path = os.path.join(gen.roots[rep_seg], rep.path)
         snippet = read_snippet(path, size, file_crc, (start, end), (bs, be, crc), rep.description)
     return Hit(
         entry=rep,
@@ -65,7 +65,7 @@ def hit(
         snippet=snippet,
         also_in=also,
         ranks={"bm25": rank},
-        content_hash=st.segments[s].content_hash(j),
+        content_hash=gen.segments[s].content_hash(j),
     )
 
 

@@ -33,7 +33,7 @@ class ChunkScores:
         self.postings = sum(len(ids) for _, _, lists in segs for ids in lists)
 
 
-def accumulate(st: Generation, qtf: Counter[str], k1: float, b: float) -> Optional[ChunkScores]:
+def accumulate(gen: Generation, qtf: Counter[str], k1: float, b: float) -> Optional[ChunkScores]:
     """Every chunk's BM25 score for the query terms ``qtf``; None when no term is known."""
     # Phase 1: each term's postings in every segment, and its exact df over live chunks.
     found: List[Tuple[float, List[Tuple[int, List[int], bytes]]]] = []
@@ -42,28 +42,28 @@ def accumulate(st: Generation, qtf: Counter[str], k1: float, b: float) -> Option
         crc = zlib.crc32(tb)
         parts: List[Tuple[int, List[int], bytes]] = []
         df = 0
-        for s, seg in enumerate(st.segments):
+        for s, seg in enumerate(gen.segments):
             got = seg.postings(tb, crc)
             if got is None:
                 continue
             ids = got[0].tolist()
-            if ids and ids[-1] >= st.seg_chunks[s]:
+            if ids and ids[-1] >= gen.seg_chunks[s]:
                 raise damaged(f"{seg.c.path.name}: postings out of bounds")
-            if st.has_dead[s]:
-                live = st.seg_live[s]
+            if gen.has_dead[s]:
+                live = gen.seg_live[s]
                 df += sum([live[c] for c in ids])
             else:
                 df += len(ids)
             parts.append((s, ids, got[1]))
         if df:
-            found.append((bm25.idf(df, st.n) * count, parts))
+            found.append((bm25.idf(df, gen.n) * count, parts))
     if not found:
         return None
     # Phase 2: add up idf × tf-part, tf-parts looked up in the chunk's length row. Plain
     # subscripts in a loop are the fastest form on CPython (docs/index-format.md).
-    rowrefs = st.rowrefs(k1, b)
-    accs = [[0.0] * n for n in st.seg_chunks]
-    lists: List[List[List[int]]] = [[] for _ in st.seg_chunks]
+    rowrefs = gen.rowrefs(k1, b)
+    accs = [[0.0] * n for n in gen.seg_chunks]
+    lists: List[List[List[int]]] = [[] for _ in gen.seg_chunks]
     for weight, parts in found:
         for s, ids, tfs in parts:
             acc = accs[s]
@@ -71,11 +71,11 @@ def accumulate(st: Generation, qtf: Counter[str], k1: float, b: float) -> Option
             lists[s].append(ids)
             for c, tf in zip(ids, tfs):
                 acc[c] += rows[c][tf] * weight
-    return ChunkScores(list(zip(st.chunk_base, accs, lists)))
+    return ChunkScores(list(zip(gen.chunk_base, accs, lists)))
 
 
 def aggregate(
-    st: Generation,
+    gen: Generation,
     scores: ChunkScores,
     k: int,
     how: str,
@@ -93,7 +93,7 @@ def aggregate(
             return s * (1.0 + MAX2_BONUS)
 
     elif how == "lse":
-        slack = LSE_TEMPERATURE * math.log(max(st.params.max_chunks, 1))
+        slack = LSE_TEMPERATURE * math.log(max(gen.params.max_chunks, 1))
 
         def bound(s: float) -> float:
             return s + slack
@@ -126,7 +126,7 @@ def aggregate(
             )
         )
         top.sort(key=score_of, reverse=True)
-        contents = list(map(st.chunk_content.__getitem__, top))
+        contents = list(map(gen.chunk_content.__getitem__, top))
         order = dict.fromkeys(contents)  # each content once, in the order of its best chunk
         order.pop(DEAD, None)
         best = dict(zip(reversed(contents), reversed(top)))  # content -> its best chunk
@@ -141,7 +141,7 @@ def aggregate(
                 break
             if accept is not None and not accept(j):
                 continue
-            score = content_score(st, acc, j, b, how)
+            score = content_score(gen, acc, j, b, how)
             picked.append((score, j, b))
             if len(kth) < k:
                 heapq.heappush(kth, score)
@@ -153,12 +153,12 @@ def aggregate(
         depth *= 4
 
 
-def content_score(st: Generation, acc: List[float], gcid: int, best: int, how: str) -> float:
+def content_score(gen: Generation, acc: List[float], gcid: int, best: int, how: str) -> float:
     """A content's score from its chunks': max, max + bonus × second best, or soft max."""
     top = acc[best]
     if how == "max":
         return top
-    first, end = st.chunk_range(gcid)
+    first, end = gen.chunk_range(gcid)
     scores = acc[first:end]  # chunks without a query term score 0.0
     if how == "max2":
         if len(scores) < 2:

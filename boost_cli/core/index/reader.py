@@ -54,9 +54,9 @@ class IndexReader:
     every query first checks (one ``stat``) whether manifest.json was replaced.
     """
 
-    def __init__(self, root: Path, state: Generation, sig: Tuple[int, int, int]) -> None:
+    def __init__(self, root: Path, generation: Generation, sig: Tuple[int, int, int]) -> None:
         self.root = root
-        self._state: Optional[Generation] = state
+        self._generation: Optional[Generation] = generation
         self._sig: Optional[Tuple[int, int, int]] = sig
 
     @classmethod
@@ -69,9 +69,9 @@ class IndexReader:
 
     def close(self) -> None:
         """Close the files; a later query opens the current generation again."""
-        if self._state is not None:
-            self._state.close()
-        self._state, self._sig = None, None
+        if self._generation is not None:
+            self._generation.close()
+        self._generation, self._sig = None, None
 
     def __enter__(self) -> IndexReader:
         return self
@@ -83,15 +83,15 @@ class IndexReader:
         sig = _stat_sig(self.root / MANIFEST)
         if sig != self._sig:
             loaded = _open_generation(self.root)
-            if self._state is not None:
-                self._state.close()
-            self._state, self._sig = loaded if loaded is not None else (None, None)
-        return self._state
+            if self._generation is not None:
+                self._generation.close()
+            self._generation, self._sig = loaded if loaded is not None else (None, None)
+        return self._generation
 
     @property
     def manifest(self) -> Dict[str, Any]:
-        st = self._current()
-        return st.manifest if st else {}
+        gen = self._current()
+        return gen.manifest if gen else {}
 
     @property
     def commits(self) -> Dict[str, str]:
@@ -111,10 +111,10 @@ class IndexReader:
 
     def verify(self) -> None:
         """Check every file's size and CRC32 against the manifest (reads everything)."""
-        st = self._current()
-        if st is None:
+        gen = self._current()
+        if gen is None:
             return
-        for rec in [*st.manifest["segments"].values(), st.manifest["merge"]]:
+        for rec in [*gen.manifest["segments"].values(), gen.manifest["merge"]]:
             try:
                 data = (self.root / rec["file"]).read_bytes()
             except OSError as exc:
@@ -143,43 +143,43 @@ class IndexReader:
         """
         if kind is not None and kind not in KINDS:
             raise UsageError(f"unknown kind {kind!r}", f"use one of: {', '.join(KINDS)}")
-        st = self._current()
-        if st is None or k <= 0 or st.n == 0:
+        gen = self._current()
+        if gen is None or k <= 0 or gen.n == 0:
             return []
-        how = aggregation or st.params.aggregation
+        how = aggregation or gen.params.aggregation
         check_aggregation(how)
         scores = accumulate(
-            st,
+            gen,
             Counter(tokenize(text)),
-            st.params.k1 if k1 is None else k1,
-            st.params.b if b is None else b,
+            gen.params.k1 if k1 is None else k1,
+            gen.params.b if b is None else b,
         )
         if scores is None:
             return []
-        wanted = None if taps is None else {st.tap_index[t] for t in taps if t in st.tap_index}
+        wanted = None if taps is None else {gen.tap_index[t] for t in taps if t in gen.tap_index}
         if wanted is not None and not wanted:
             return []
         kind_bit = KIND_BITS[kind] if kind else 0
 
         def accept(gcid: int) -> bool:
-            if kind_bit and not st.kinds(gcid) & kind_bit:  # kinds of all its copies
+            if kind_bit and not gen.kinds(gcid) & kind_bit:  # kinds of all its copies
                 return False
             if wanted is None:
                 return True
-            group = (gcid, *st.copies.get(gcid, ()))
+            group = (gcid, *gen.copies.get(gcid, ()))
             if not kind_bit or len(group) == 1:
-                return any(st.seg_of(g)[0] in wanted for g in group)
+                return any(gen.seg_of(g)[0] in wanted for g in group)
             # Both filters and several copies (rare): one copy must pass both.
             return any(
                 s in wanted
-                and any(e.get("kind") == kind for e in st.segments[s].record(j)["entries"])
-                for s, j in map(st.seg_of, group)
+                and any(e.get("kind") == kind for e in gen.segments[s].record(j)["entries"])
+                for s, j in map(gen.seg_of, group)
             )
 
         filtered = kind is not None or wanted is not None
-        ranked = aggregate(st, scores, k, how, accept if filtered else None)
+        ranked = aggregate(gen, scores, k, how, accept if filtered else None)
         return [
-            hit(st, gcid, score, best, rank, kind, wanted, snippets)
+            hit(gen, gcid, score, best, rank, kind, wanted, snippets)
             for rank, (score, gcid, best) in enumerate(ranked, start=1)
         ]
 
