@@ -18,7 +18,11 @@ import pytest
 
 from boost_cli.core import bm25, index
 from boost_cli.core.errors import IndexError_, UsageError
-from boost_cli.core.models import Entry, TapSnapshot
+from boost_cli.core.index import reader as index_reader
+from boost_cli.core.index import segment
+from boost_cli.core.index.container import HEAD, Container
+from boost_cli.core.index.layout import MERGE_MAGIC, SEGMENT_MAGIC
+from boost_cli.core.models import Entry, Hit, TapSnapshot
 from boost_cli.core.paths import index_dir
 
 FORCE_FIX = "run 'boost reindex --force'"
@@ -74,10 +78,11 @@ def manifest_without_time(home_index: Path) -> dict:
     return m
 
 
-def query(text: str, **kw: object) -> List[index.Hit]:  # type: ignore[name-defined]
+def query(text: str, **kw: object) -> List[Hit]:
     reader = index.open_index()
     assert reader is not None
-    return reader.query(text, **kw)  # type: ignore[arg-type]
+    with reader:
+        return reader.query(text, **kw)  # type: ignore[arg-type]
 
 
 NO_PREFIX = dict(use_prefix=False)
@@ -145,13 +150,6 @@ def test_snippet_is_the_best_chunk_read_back_from_the_file(tmp_path: Path) -> No
     assert len(hit.snippet) < len(body) / 2
     assert hit.content_hash is not None and len(hit.content_hash) == 64
     assert query("flaky quarantine", snippets=False)[0].snippet == ""
-    # Each chunk's heading path is stored too (for tools that want it; queries do not).
-    (seg_file,) = (index_dir() / index.SEGMENTS).iterdir()
-    seg = index._Segment(seg_file)
-    (headings,) = seg.headings()
-    seg.c.close()
-    assert ["Big", "Flaky tests"] in headings
-    assert all(h[:1] == ["Big"] for h in headings)
 
 
 def test_snippet_of_non_ascii_and_non_utf8_files(tmp_path: Path) -> None:
@@ -496,19 +494,19 @@ def test_crash_while_building_segments_leaves_the_previous_index(
     taps = dedupe_taps(tmp_path)
     index.build(taps)
     before = [(h.entry.id, h.score) for h in query("pdf")]
-    real = index._segment_bytes
+    real = segment.segment_bytes
 
     def crash(snap: TapSnapshot, *args: object) -> object:
         if snap.name == "b":
             raise RuntimeError("power cut")
         return real(snap, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(index, "_segment_bytes", crash)
+    monkeypatch.setattr(segment, "segment_bytes", crash)
     changed = [dataclasses.replace(t, commit="c9") for t in taps]
     with pytest.raises(RuntimeError):
         index.build(changed, workers=1)
     assert [(h.entry.id, h.score) for h in query("pdf")] == before
-    monkeypatch.setattr(index, "_segment_bytes", real)
+    monkeypatch.setattr(segment, "segment_bytes", real)
     report = index.build(changed)
     assert report.built == ("b",) and report.reused == ("a",)  # a's new segment survived
 
@@ -519,12 +517,12 @@ def test_crash_before_the_manifest_switch_leaves_the_previous_index(
     taps = dedupe_taps(tmp_path)
     index.build(taps)
     before = [(h.entry.id, h.score, h.snippet) for h in query("pdf charts")]
-    from boost_cli.core import atomic
+    from boost_cli.core.index import builder
 
     def crash(path: object, value: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(atomic, "write_json", crash)
+    monkeypatch.setattr(builder, "write_json", crash)
     new = make_tap(tmp_path, "c", {"n/SKILL.md": "pdf charts galore\n"})
     with pytest.raises(OSError):
         index.build([*taps, new])
@@ -556,7 +554,7 @@ def test_concurrent_builds_leave_a_consistent_index(
 
     first = dedupe_taps(tmp_path)
     second = [make_tap(tmp_path, "c", {"n/SKILL.md": "gradle builds\n"})]
-    real = index._segment_bytes
+    real = segment.segment_bytes
     started = threading.Event()
 
     def slow(snap: TapSnapshot, *args: object) -> object:
@@ -564,7 +562,7 @@ def test_concurrent_builds_leave_a_consistent_index(
         time.sleep(0.05)
         return real(snap, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(index, "_segment_bytes", slow)
+    monkeypatch.setattr(segment, "segment_bytes", slow)
     errors: List[BaseException] = []
 
     def run(taps: List[TapSnapshot]) -> None:
@@ -633,7 +631,7 @@ def test_truncated_segment_is_reported(built: Path) -> None:
 
 def test_checksum_mismatch_in_a_table_read_at_open(built: Path) -> None:
     merge = next(built.glob("merge-*.bin"))
-    c = index._Container(merge, index.MERGE_MAGIC)
+    c = Container(merge, MERGE_MAGIC)
     off, _ = c.span("chunk_content")
     c.close()
     data = bytearray(merge.read_bytes())
@@ -646,7 +644,7 @@ def test_checksum_mismatch_in_a_table_read_at_open(built: Path) -> None:
 
 def test_damaged_postings_are_caught_by_verify_and_bounds(built: Path) -> None:
     seg = next((built / index.SEGMENTS).glob("a-*.seg"))
-    c = index._Container(seg, index.SEGMENT_MAGIC)
+    c = Container(seg, SEGMENT_MAGIC)
     off, length = c.span("dict_rows")
     c.close()
     _damage(seg, off + 1 + 10, b"\xff\xff\xff\x7f")  # a huge postings offset somewhere
@@ -656,22 +654,34 @@ def test_damaged_postings_are_caught_by_verify_and_bounds(built: Path) -> None:
         reader.verify()
 
 
+def test_a_dictionary_row_past_its_bucket_is_damage(tmp_path: Path) -> None:
+    index.build([make_tap(tmp_path, "t", {"a/SKILL.md": "zebra\n"})], **NO_PREFIX)
+    (seg,) = (index_dir() / index.SEGMENTS).iterdir()
+    c = Container(seg, SEGMENT_MAGIC)
+    off, _ = c.span("dict_rows")
+    c.close()
+    _damage(seg, off, b"\xff")  # the one row's term length: past the end of its bucket
+    with pytest.raises(IndexError_, match="bad dictionary row") as err:
+        query("zebra")
+    assert err.value.fix == FORCE_FIX
+
+
 def test_any_changed_byte_is_caught_by_verify(built: Path) -> None:
     seg = next((built / index.SEGMENTS).glob("a-*.seg"))
     good = seg.read_bytes()
-    c = index._Container(seg, index.SEGMENT_MAGIC)
+    c = Container(seg, SEGMENT_MAGIC)
     c.verify()
     c.close()
-    for at in range(index._HEAD.size, len(good), max(1, len(good) // 97)):
+    for at in range(HEAD.size, len(good), max(1, len(good) // 97)):
         seg.write_bytes(good[:at] + bytes([good[at] ^ 0x20]) + good[at + 1 :])
         with pytest.raises(IndexError_):
-            c = index._Container(seg, index.SEGMENT_MAGIC)
+            c = Container(seg, SEGMENT_MAGIC)
             try:
                 c.verify()
             finally:
                 c.close()
     seg.write_bytes(good + b"\0" * 8)
-    c = index._Container(seg, index.SEGMENT_MAGIC)
+    c = Container(seg, SEGMENT_MAGIC)
     with pytest.raises(IndexError_, match="at the end"):
         c.verify()
     c.close()
@@ -773,19 +783,19 @@ def test_reader_open_retries_when_a_build_swaps_files(
 ) -> None:
     taps = dedupe_taps(tmp_path)
     index.build(taps)
-    real_state = index._State
+    real_state = index_reader.Generation
     calls = {"n": 0}
 
     def racing(root: Path, manifest: dict) -> object:
         calls["n"] += 1
         if calls["n"] == 1:
             # Another process rebuilds between our manifest read and the data files.
-            monkeypatch.setattr(index, "_State", real_state)
+            monkeypatch.setattr(index_reader, "Generation", real_state)
             index.build([*taps, make_tap(tmp_path, "c", {"z/SKILL.md": "zebra\n"})])
-            monkeypatch.setattr(index, "_State", racing)
+            monkeypatch.setattr(index_reader, "Generation", racing)
         return real_state(root, manifest)
 
-    monkeypatch.setattr(index, "_State", racing)
+    monkeypatch.setattr(index_reader, "Generation", racing)
     reader = index.open_index()
     assert reader is not None
     assert calls["n"] == 2
@@ -799,7 +809,34 @@ def test_reader_close(built: Path) -> None:
     assert reader.query("pdf")  # re-opens on demand
 
 
-# --------------------------------------------------------------------------- retriever
+def test_open_index_opens_a_reader_the_caller_owns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index.build(dedupe_taps(tmp_path))
+    first, second = index.open_index(), index.open_index()
+    assert first is not None and second is not None and first is not second
+    first.close()  # closing one reader leaves the others alone
+    hits = second.query("pdf tables", k=1, kind="skill")
+    assert [h.entry.id for h in hits] == ["a:skills_all/pdf/SKILL.md"]
+    root = second.root
+    second.close()
+    monkeypatch.setenv("BOOST_HOME", str(tmp_path / "another-home"))
+    assert index.open_index() is None  # the home is read at call time
+    reader = index.open_index(root)
+    assert reader is not None and reader.commits == {"a": "c1", "b": "c1"}
+    reader.close()
+
+
+def test_a_segment_of_another_layout_is_rebuilt_not_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taps = dedupe_taps(tmp_path)
+    monkeypatch.setattr(segment, "SEGMENT_LAYOUT", segment.SEGMENT_LAYOUT - 1)
+    index.build(taps)
+    monkeypatch.undo()
+    report = index.build(taps)
+    assert report.built == ("a", "b") and report.reused == ()
+    assert len(list((index_dir() / index.SEGMENTS).iterdir())) == 2  # the old ones are gone
 
 
 def test_build_report_to_dict(tmp_path: Path) -> None:

@@ -1,0 +1,40 @@
+"""The persisted BM25 index: built per tap, merged for exact global statistics, read lazily.
+
+Under `index_dir()`: ``manifest.json`` (the one switch point), one immutable
+``segments/<tap>-<key>.seg`` per tap snapshot, and one small ``merge-<hash>.bin`` across
+taps. Segments are queried in place rather than merged into one postings file, so a
+one-tap change rewrites one segment and the O(chunks) merge, and scores stay exact BM25;
+the files, the design and its measured costs are in docs/index-format.md.
+
+Modules, in the order data flows through them:
+
+- `layout`: file names, magic numbers, format version, damage errors
+- `params`: `IndexParams` (k1, b, chunk sizes, aggregation)
+- `container`: the file format every data file shares (header, TOC, checked sections)
+- `contents` → `postings` → `segment`: one tap's files read, deduplicated and chunked,
+  inverted into a hash-bucketed term dictionary, and packed into a segment (and read back)
+- `merge`: the cross-tap file (copies, N, avgdl, chunk → content)
+- `manifest`, `builder`: the incremental, atomic `build`
+- `generation`: one generation opened for queries
+- `ranking` → `hits`: BM25 scores, top-k contents, hits with snippets
+- `reader`: `IndexReader` and `open_index`
+"""
+
+from __future__ import annotations
+
+from boost_cli.core.index.builder import BuildReport, build
+from boost_cli.core.index.layout import FORMAT_VERSION, MANIFEST, SEGMENTS
+from boost_cli.core.index.params import AGGREGATIONS, IndexParams
+from boost_cli.core.index.reader import IndexReader, open_index
+
+__all__ = [
+    "AGGREGATIONS",
+    "FORMAT_VERSION",
+    "MANIFEST",
+    "SEGMENTS",
+    "BuildReport",
+    "IndexParams",
+    "IndexReader",
+    "build",
+    "open_index",
+]

@@ -1,0 +1,148 @@
+"""One generation of the index opened for queries: the manifest it was opened from, the
+merge arrays, the segments, and per chunk the BM25 tf-part row for its length.
+
+A build never changes a generation's files; it writes a new generation and switches the
+manifest. `reader.IndexReader` notices the switch and opens the new one.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from boost_cli.core import bm25
+from boost_cli.core.index.container import Container
+from boost_cli.core.index.layout import MANIFEST, MERGE_MAGIC, damaged
+from boost_cli.core.index.params import IndexParams
+from boost_cli.core.index.segment import Segment
+
+
+class _TfRow(Dict[int, float]):
+    """tf → BM25 tf-part for one document length; filled on first use."""
+
+    def __init__(self, dl: int, avgdl: float, k1: float, b: float) -> None:
+        super().__init__()
+        self.dl, self.avgdl, self.k1, self.b = dl, avgdl, k1, b
+
+    def __missing__(self, tf: int) -> float:
+        w = bm25.term_weight(tf, self.dl, self.avgdl, self.k1, self.b)
+        self[tf] = w
+        return w
+
+
+class _Rows(Dict[int, _TfRow]):
+    """dl → its `_TfRow`, so a posting's weight is two C-level look-ups."""
+
+    def __init__(self, avgdl: float, k1: float, b: float) -> None:
+        super().__init__()
+        self.avgdl, self.k1, self.b = avgdl, k1, b
+
+    def __missing__(self, dl: int) -> _TfRow:
+        row = _TfRow(dl, self.avgdl, self.k1, self.b)
+        self[dl] = row
+        return row
+
+
+class Generation:
+    """One generation of the index, opened: manifest, merge arrays, segments."""
+
+    def __init__(self, root: Path, manifest: Dict[str, Any]) -> None:
+        self.manifest = manifest
+        self._open: List[Container] = []
+        try:
+            self._load(root, manifest)
+        except BaseException:
+            self.close()
+            raise
+
+    def _load(self, root: Path, manifest: Dict[str, Any]) -> None:
+        try:
+            merge_rec = manifest["merge"]
+            self.params = IndexParams.from_dict(manifest["params"])
+            seg_recs = manifest["segments"]
+            merge_file = str(merge_rec["file"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise damaged(f"{MANIFEST} is incomplete") from exc
+        self.merge = m = Container(root / merge_file, MERGE_MAGIC)
+        self._open.append(m)
+        if m.size != merge_rec.get("size"):
+            raise damaged(f"{m.path.name} has the wrong size")
+        meta = m.meta
+        try:
+            self.n = int(meta["chunks"])
+            self.avgdl = float(meta["avgdl"])
+            taps = meta["taps"]
+            self.copies: Dict[int, List[int]] = {
+                int(k): [int(x) for x in v] for k, v in meta["copies"].items()
+            }
+            self.content_base = [int(t["content_base"]) for t in taps]
+            self.chunk_base = [int(t["chunk_base"]) for t in taps]
+            self.has_dead = [int(t["dead_chunks"]) > 0 for t in taps]
+            self.tap_names = [str(t["tap"]) for t in taps]
+            self.roots = [str(t["root"]) for t in taps]
+            seg_files = [str(t["file"]) for t in taps]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise damaged(f"{m.path.name} has a bad table of contents") from exc
+        self.segments: List[Segment] = []
+        for tap, rel in zip(self.tap_names, seg_files):
+            seg = Segment(root / rel)
+            self._open.append(seg.c)
+            rec = seg_recs.get(tap) or {}
+            if seg.c.size != rec.get("size") or seg.tap != tap:
+                raise damaged(f"{seg.c.path.name} does not match the manifest")
+            self.segments.append(seg)
+        self.tap_index = {t: i for i, t in enumerate(self.tap_names)}
+        self.chunk_content = m.ints("chunk_content", "I")
+        self.chunk_live = m.read("chunk_live")
+        self.content_first = m.ints("content_first", "I")
+        self.content_kinds = m.read("content_kinds")
+        if (
+            len(self.chunk_live) != len(self.chunk_content)
+            or len(self.content_first) != len(self.content_kinds) + 1
+            or self.content_first[-1] != len(self.chunk_content)
+            or self.chunk_live.count(1) != self.n
+        ):
+            raise damaged(f"{m.path.name}: tables disagree")
+        ends = [*self.chunk_base[1:], len(self.chunk_content)]
+        self.seg_chunks = [end - base for base, end in zip(self.chunk_base, ends)]
+        if any(n < 0 for n in self.seg_chunks):
+            raise damaged(f"{m.path.name}: tables disagree")
+        self.seg_live = [self.chunk_live[base:end] for base, end in zip(self.chunk_base, ends)]
+        self._rowref: Optional[List[List[_TfRow]]] = None
+        self._rowref_key = (-1.0, -1.0)
+
+    def close(self) -> None:
+        for c in self._open:
+            c.close()
+        self._open = []
+
+    def rowrefs(self, k1: float, b: float) -> List[List[_TfRow]]:
+        """Per segment, local chunk id → the tf-part row for its length.
+
+        Built on the first query and kept while k1 and b stay the same.
+        """
+        if self._rowref is None or self._rowref_key != (k1, b):
+            dl = self.merge.ints("chunk_dl", "H")
+            if len(dl) != len(self.chunk_content):
+                raise damaged(f"{self.merge.path.name}: tables disagree")
+            rows = _Rows(self.avgdl, k1, b)
+            self._rowref = [
+                list(map(rows.__getitem__, dl[base : base + n]))
+                for base, n in zip(self.chunk_base, self.seg_chunks)
+            ]
+            self._rowref_key = (k1, b)
+        return self._rowref
+
+    def seg_of(self, gcid: int) -> Tuple[int, int]:
+        """Global content id → (segment index, content id local to that segment)."""
+        s = bisect_right(self.content_base, gcid) - 1
+        return s, gcid - self.content_base[s]
+
+    def chunk_range(self, gcid: int) -> Tuple[int, int]:
+        """The global chunk ids [first, end) of content ``gcid``."""
+        return self.content_first[gcid], self.content_first[gcid + 1]
+
+    def kinds(self, gcid: int) -> int:
+        """The kind bits of every copy of content ``gcid``."""
+        return self.content_kinds[gcid]

@@ -1,0 +1,35 @@
+"""The index's names on disk: format version, file names, magic numbers, sentinel values,
+and the two errors every reader raises when a file does not match them.
+
+docs/index-format.md describes every file; this module is what the code agrees on.
+"""
+
+from __future__ import annotations
+
+from boost_cli.core.errors import IndexError_
+from boost_cli.core.models import KINDS
+
+FORMAT_VERSION = 1
+ENGINE = "bm25"
+MANIFEST = "manifest.json"
+SEGMENTS = "segments"
+SEGMENT_MAGIC = b"BOOSTSEG"
+MERGE_MAGIC = b"BOOSTMRG"
+
+REINDEX = "run 'boost reindex'"
+REINDEX_FORCE = "run 'boost reindex --force'"
+
+DEAD = 0xFFFFFFFF  # chunk → content value of a chunk whose content is indexed elsewhere
+NO_SPAN = 0xFFFFFFFF  # chunk_span byte offsets of a file that is not valid UTF-8
+KIND_BITS = {k: 1 << i for i, k in enumerate(KINDS)}  # content_kinds: one bit per kind
+
+
+def damaged(detail: str) -> IndexError_:
+    return IndexError_(f"the search index is damaged ({detail})", REINDEX_FORCE)
+
+
+def mismatch(found: object) -> IndexError_:
+    return IndexError_(
+        f"the search index has format version {found}, this boost reads version {FORMAT_VERSION}",
+        REINDEX,
+    )

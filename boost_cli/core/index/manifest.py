@@ -1,0 +1,61 @@
+"""manifest.json, the one switch point of the index: loaded and checked here, for
+readers and for the build that starts from the previous one."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+from boost_cli.core.errors import IndexError_
+from boost_cli.core.index.layout import ENGINE, FORMAT_VERSION, MANIFEST, damaged, mismatch
+
+
+def load_manifest(root: Path) -> Optional[Dict[str, Any]]:
+    """The manifest, None when there is none; IndexError_ when unreadable or foreign."""
+    try:
+        raw = (root / MANIFEST).read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise damaged(f"{MANIFEST} cannot be read: {exc.strerror or exc}") from exc
+    try:
+        manifest = json.loads(raw)
+    except ValueError as exc:
+        raise damaged(f"{MANIFEST} is not valid JSON") from exc
+    if not isinstance(manifest, dict):
+        raise damaged(f"{MANIFEST} is not a JSON object")
+    if manifest.get("version") != FORMAT_VERSION:
+        raise mismatch(manifest.get("version"))
+    if manifest.get("engine") != ENGINE:
+        raise damaged(f"{MANIFEST} is for engine {manifest.get('engine')!r}")
+    for k in ("segments", "merge", "params", "stats", "commits"):
+        if not isinstance(manifest.get(k), dict):
+            raise damaged(f"{MANIFEST} lacks {k!r}")
+    return manifest
+
+
+def previous_manifest(root: Path) -> Optional[Dict[str, Any]]:
+    """The manifest a build can start from; a damaged or foreign one means: rebuild all."""
+    try:
+        return load_manifest(root)
+    except IndexError_:
+        return None
+
+
+def file_record(root: Path, rel: str) -> Dict[str, Any]:
+    data = (root / rel).read_bytes()
+    return {"file": rel, "size": len(data), "crc32": zlib.crc32(data)}
+
+
+def files_intact(root: Path, manifest: Dict[str, Any]) -> bool:
+    """Every file the manifest lists is there with its size and CRC32 (reads them all)."""
+    try:
+        for rec in [*manifest["segments"].values(), manifest["merge"]]:
+            got = file_record(root, rec["file"])
+            if (got["size"], got["crc32"]) != (rec["size"], rec["crc32"]):
+                return False
+    except (OSError, KeyError, TypeError):
+        return False
+    return True

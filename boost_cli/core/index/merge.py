@@ -1,0 +1,116 @@
+"""The cross-tap merge: which contents are copies of an earlier tap's, N and avgdl, and
+per chunk its global content and length. Rebuilt from the segments on every build, O(chunks).
+"""
+
+from __future__ import annotations
+
+from array import array
+from itertools import compress
+from typing import Any, Dict, List, Sequence, Set, Tuple
+
+from boost_cli.core.binio import to_le
+from boost_cli.core.index.container import pack
+from boost_cli.core.index.layout import DEAD, MERGE_MAGIC, SEGMENTS, damaged
+from boost_cli.core.index.segment import Segment
+
+
+def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
+    """The cross-tap file: copies, N, avgdl, chunk → content, chunk lengths. O(chunks).
+
+    Taps come in name order and contents in path order inside a tap, so the first copy
+    of a content by (tap, path) is the one indexed; later copies are dead (queries skip
+    their chunks; N, avgdl and df leave them out).
+    """
+    owner: Dict[bytes, int] = {}  # content hash -> global content id of its live copy
+    copies: Dict[int, List[int]] = {}
+    chunk_content = array("I")
+    chunk_dl = array("H")
+    chunk_live = bytearray()
+    content_first = array("I")
+    content_kinds = bytearray()
+    taps_meta: List[Dict[str, Any]] = []
+    vocab: Set[bytes] = set()
+    n_live = 0
+    total_dl = 0
+    entries = 0
+    for seg in segments:
+        c = seg.c
+        hashes = c.read("content_hash")
+        first = c.ints("content_first", "I")
+        kinds = c.read("content_kinds")
+        cc = c.ints("chunk_content", "I")
+        dl = c.ints("chunk_dl", "H")
+        n_contents = len(hashes) // 32
+        if (
+            len(first) != n_contents + 1
+            or len(kinds) != n_contents
+            or len(cc) != len(dl)
+            or first[-1] != len(dl)
+            or any(x >= n_contents for x in cc[-1:])
+        ):
+            raise damaged(f"{c.path.name}: tables disagree")
+        c_base = len(content_kinds)
+        k_base = len(chunk_content)
+        dead: List[int] = []
+        for j in range(n_contents):
+            h = hashes[32 * j : 32 * j + 32]
+            live = owner.get(h)
+            if live is None:
+                owner[h] = c_base + j
+            else:
+                dead.append(j)
+                copies.setdefault(live, []).append(c_base + j)
+                content_kinds[live] |= kinds[j]
+        content_kinds += kinds
+        content_first.extend(map(k_base.__add__, first[:-1]))
+        chunk_dl.extend(dl)
+        if dead:
+            cmap = array("I", map(c_base.__add__, range(n_contents)))
+            for j in dead:
+                cmap[j] = DEAD
+            mapped = array("I", map(cmap.__getitem__, cc))
+            live_bytes = bytes(x != DEAD for x in mapped)
+            seg_dl = sum(compress(dl, live_bytes))
+        else:
+            mapped = array("I", map(c_base.__add__, cc))
+            live_bytes = b"\x01" * len(cc)
+            seg_dl = sum(dl)
+        chunk_content.extend(mapped)
+        chunk_live += live_bytes
+        seg_live = live_bytes.count(1)
+        n_live += seg_live
+        total_dl += seg_dl
+        entries += seg.counts.get("entries", 0)
+        vocab.update(c.read("vocab").split(b"\n"))
+        taps_meta.append(
+            {
+                "tap": seg.tap,
+                "commit": seg.commit,
+                "root": str(seg.root),
+                "file": f"{SEGMENTS}/{c.path.name}",
+                "content_base": c_base,
+                "chunk_base": k_base,
+                "dead_chunks": len(cc) - seg_live,
+            }
+        )
+    content_first.append(len(chunk_content))
+    vocab.discard(b"")
+    meta = {
+        "kind": "merge",
+        "taps": taps_meta,
+        "chunks": n_live,
+        "total_dl": total_dl,
+        "avgdl": total_dl / n_live if n_live else 0.0,
+        "contents": len(owner),
+        "entries": entries,
+        "terms": len(vocab),
+        "copies": {str(k): v for k, v in sorted(copies.items())},
+    }
+    sections = [
+        ("chunk_content", to_le(chunk_content)),
+        ("chunk_dl", to_le(chunk_dl)),
+        ("chunk_live", bytes(chunk_live)),
+        ("content_first", to_le(content_first)),
+        ("content_kinds", bytes(content_kinds)),
+    ]
+    return pack(MERGE_MAGIC, meta, sections), meta

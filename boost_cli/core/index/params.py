@@ -1,0 +1,74 @@
+"""What shapes an index: BM25's k1 and b, the chunk sizes, and how chunk scores make a
+file's score. All of it is recorded in the manifest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict
+
+from boost_cli.core import bm25
+from boost_cli.core.errors import UsageError
+
+# How a content's score is made from its chunks' scores (see `ranking.content_score`).
+AGGREGATIONS = ("max", "max2", "lse")
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    """Everything that shapes the index; all of it is recorded in the manifest.
+
+    ``k1``, ``b`` and ``aggregation`` act at query time (changing them rewrites only the
+    manifest); the chunk sizes (and `build`'s ``use_prefix``) shape the segments.
+    """
+
+    k1: float = bm25.K1
+    b: float = bm25.B
+    chunk_target: int = 1000
+    chunk_overlap: int = 150
+    max_chunks: int = 40
+    aggregation: str = "lse"  # best on dev + SciFact together: docs/benchmarks.md
+
+    def validate(self) -> None:
+        check_aggregation(self.aggregation)
+        if not (self.k1 >= 0 and 0 <= self.b <= 1):
+            raise UsageError(
+                f"bad BM25 params k1={self.k1} b={self.b}", "use k1 >= 0 and 0 <= b <= 1"
+            )
+        if not (
+            self.chunk_target >= 100
+            and 0 <= self.chunk_overlap <= self.chunk_target // 4
+            and self.max_chunks >= 1
+        ):
+            raise UsageError(
+                f"bad chunk sizes: target={self.chunk_target} overlap={self.chunk_overlap}"
+                f" max_chunks={self.max_chunks}",
+                "use target >= 100, 0 <= overlap <= target / 4 and max_chunks >= 1",
+            )
+
+    def to_dict(self, prefix: bool) -> Dict[str, Any]:
+        return {
+            "k1": self.k1,
+            "b": self.b,
+            "prefix": prefix,
+            "chunk_target": self.chunk_target,
+            "chunk_overlap": self.chunk_overlap,
+            "max_chunks": self.max_chunks,
+            "aggregation": self.aggregation,
+            "quantisation": "none",  # exact tf and dl are stored: docs/index-format.md
+        }
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> IndexParams:
+        return cls(
+            k1=float(d["k1"]),
+            b=float(d["b"]),
+            chunk_target=int(d["chunk_target"]),
+            chunk_overlap=int(d["chunk_overlap"]),
+            max_chunks=int(d["max_chunks"]),
+            aggregation=str(d["aggregation"]),
+        )
+
+
+def check_aggregation(how: str) -> None:
+    if how not in AGGREGATIONS:
+        raise UsageError(f"unknown aggregation {how!r}", f"use one of: {', '.join(AGGREGATIONS)}")

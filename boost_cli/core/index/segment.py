@@ -1,0 +1,221 @@
+"""One tap's segment: its files chunked, tokenized and inverted into one immutable file
+(`segment_bytes`), and that file opened for queries and for the merge (`Segment`).
+
+A segment is a pure function of the tap's files at one commit, its entries and the
+chunking parameters; `segment_key` hashes exactly those, so a changed tap gets a new file.
+Sections and their types: docs/index-format.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import struct
+import zlib
+from array import array
+from itertools import accumulate
+from operator import itemgetter
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from boost_cli.core.atomic import write_bytes
+from boost_cli.core.binio import from_le, to_le
+from boost_cli.core.index.container import Container, dumps, pack
+from boost_cli.core.index.contents import ChunkTable, ContentTable, chunk_file, read_file
+from boost_cli.core.index.layout import FORMAT_VERSION, SEGMENT_MAGIC, damaged
+from boost_cli.core.index.params import IndexParams
+from boost_cli.core.index.postings import TermDictionary, find_term, invert, term_dictionary
+from boost_cli.core.models import TapSnapshot
+
+_SPAN = struct.Struct("<5I")  # chunk_span row: start, end (characters), start, end (bytes), crc32
+_U32X2 = struct.Struct("<II")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,80}")
+
+# Which sections `pack_segment` writes. It is part of every segment's key, so a build never
+# reuses a segment another layout wrote and an incremental build stays byte-identical to
+# one from scratch. Readers do not need it: they look sections up by name. 2: the
+# `headings` section, which no query read, is gone.
+SEGMENT_LAYOUT = 2
+
+
+def safe_name(name: str) -> str:
+    """A file-name-safe form of a tap name (the key keeps distinct taps apart)."""
+    if _SAFE_NAME.fullmatch(name) and name not in (".", ".."):
+        return name
+    return f"tap{zlib.crc32(name.encode('utf-8')):08x}"
+
+
+def segment_key(snap: TapSnapshot, params: IndexParams, prefix: bool) -> str:
+    """What a segment depends on: commit, root, entries, chunking, prefix, layout, boost version."""
+    from boost_cli import __version__
+
+    entries = sorted((e.to_dict() for e in snap.entries), key=itemgetter("path"))
+    blob = dumps(
+        [
+            FORMAT_VERSION,
+            SEGMENT_LAYOUT,
+            __version__,
+            snap.name,
+            snap.commit,
+            str(snap.root),
+            prefix,
+            [params.chunk_target, params.chunk_overlap, params.max_chunks],
+            entries,
+        ]
+    )
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def segment_bytes(
+    snap: TapSnapshot, params: IndexParams, prefix: bool, key: str
+) -> Tuple[bytes, List[str]]:
+    """Chunk, tokenize and invert one tap: the segment file's bytes and the skipped entry ids.
+
+    Steps: contents (read each file, dedupe by content hash, chunk), invert, term
+    dictionary, pack. A pure function of its arguments and the tap's files, so it can run
+    in a worker process.
+    """
+    contents = ContentTable()
+    chunks = ChunkTable()
+    postings: Dict[str, List[int]] = {}
+    skipped: List[str] = []
+    for entry in sorted(snap.entries, key=lambda e: e.path):
+        data = read_file(snap.root / entry.path)
+        if data is None:
+            skipped.append(entry.id)
+            continue
+        j = contents.add(entry, data)
+        if j is None:
+            continue  # byte-identical to an earlier file: the entry joined that content
+        rows = chunk_file(entry, data, snap.name, params, prefix)
+        invert(postings, len(chunks), [row.terms for row in rows])
+        chunks.add(j, rows)
+    return pack_segment(snap, key, contents, chunks, term_dictionary(postings)), skipped
+
+
+def pack_segment(
+    snap: TapSnapshot,
+    key: str,
+    contents: ContentTable,
+    chunks: ChunkTable,
+    terms: TermDictionary,
+) -> bytes:
+    """The segment file: its tables as sections, and what the reader needs in the meta."""
+    flat = terms.postings
+    id_code = "H" if len(chunks) <= 0x10000 else "I"
+    # Records are read one at a time (only the hits'), so each is compressed on its own.
+    content_json = [
+        zlib.compress(dumps({**rec, "entries": en}), 6)
+        for rec, en in zip(contents.records, contents.entries)
+    ]
+    sections = [
+        ("dict_buckets", terms.buckets),
+        ("dict_rows", terms.rows),
+        ("vocab", terms.vocab),
+        ("post_ids", to_le(array(id_code, map((8).__rrshift__, flat)))),
+        ("post_tfs", bytes(map((0xFF).__and__, flat))),
+        ("chunk_content", to_le(chunks.content)),
+        ("chunk_dl", to_le(chunks.dl)),
+        ("chunk_span", to_le(chunks.span)),
+        ("content_first", to_le(chunks.content_first)),
+        ("content_kinds", bytes(contents.kinds)),
+        ("content_hash", b"".join(contents.hashes)),
+        ("content_off", to_le(array("I", accumulate(map(len, content_json), initial=0)))),
+        ("content_json", b"".join(content_json)),
+    ]
+    meta = {
+        "kind": "segment",
+        "tap": snap.name,
+        "commit": snap.commit,
+        "root": str(snap.root),
+        "key": key,
+        "id_code": id_code,
+        "buckets": terms.n_buckets,
+        "counts": {
+            "entries": sum(len(x) for x in contents.entries),
+            "contents": len(contents),
+            "chunks": len(chunks),
+            "terms": terms.n_terms,
+            "postings": len(flat),
+        },
+    }
+    return pack(SEGMENT_MAGIC, meta, sections)
+
+
+def segment_job(args: Tuple[TapSnapshot, IndexParams, bool, str, str]) -> Tuple[str, List[str]]:
+    """Build one segment and write it (also the worker-process entry); returns (tap, skipped)."""
+    snap, params, prefix, key, path = args
+    data, skipped = segment_bytes(snap, params, prefix, key)
+    write_bytes(path, data)
+    return snap.name, skipped
+
+
+class Segment:
+    """One tap's segment, opened for queries and for the merge."""
+
+    def __init__(self, path: Path) -> None:
+        self.c = c = Container(path, SEGMENT_MAGIC)
+        meta = c.meta
+        try:
+            self.tap = str(meta["tap"])
+            self.key = str(meta["key"])
+            self.root = Path(meta["root"])
+            self.commit = str(meta["commit"])
+            self.id_code = str(meta["id_code"])
+            self.n_buckets = int(meta["buckets"])
+            self.counts: Dict[str, int] = {k: int(v) for k, v in meta["counts"].items()}
+        except (KeyError, TypeError, ValueError) as exc:
+            c.close()
+            raise damaged(f"{path.name} has a bad table of contents") from exc
+        n = self.n_buckets
+        if self.id_code not in ("H", "I") or n < 1 or n & (n - 1):
+            c.close()
+            raise damaged(f"{path.name} has a bad table of contents")
+        self.width = 2 if self.id_code == "H" else 4
+        self._buckets = c.span("dict_buckets")
+        self._rows = c.span("dict_rows")
+        self._ids = c.span("post_ids")
+        self._tfs = c.span("post_tfs")
+        self._coff = c.span("content_off")
+        self._cjson = c.span("content_json")
+        self._chash = c.span("content_hash")
+        self._cspan = c.span("chunk_span")
+        if self._buckets[1] != 4 * (n + 1):
+            c.close()
+            raise damaged(f"{path.name}: bad length of dict_buckets")
+
+    def postings(self, term: bytes, crc: int) -> Optional[Tuple[array[int], bytes]]:
+        """The term's postings here: (chunk ids local to this segment, ascending; tfs)."""
+        c = self.c
+        bucket = crc & (self.n_buckets - 1)
+        lo, hi = _U32X2.unpack(c.slice(self._buckets, 4 * bucket, 4 * bucket + 8))
+        try:
+            found = find_term(c.slice(self._rows, lo, hi), term)
+        except ValueError as exc:
+            raise damaged(f"{c.path.name}: bad dictionary row") from exc
+        if found is None:
+            return None
+        start, count = found
+        w = self.width
+        ids = from_le(self.id_code, c.slice(self._ids, start * w, (start + count) * w))
+        return ids, c.slice(self._tfs, start, start + count)
+
+    def record(self, j: int) -> Dict[str, Any]:
+        """Content ``j``'s record: its entries (dicts), and its file's size and CRC32."""
+        a, b = _U32X2.unpack(self.c.slice(self._coff, 4 * j, 4 * j + 8))
+        try:
+            rec = json.loads(zlib.decompress(self.c.slice(self._cjson, a, b)))
+        except (ValueError, zlib.error) as exc:
+            raise damaged(f"{self.c.path.name}: bad content record") from exc
+        if not isinstance(rec, dict):
+            raise damaged(f"{self.c.path.name}: bad content record")
+        return rec
+
+    def span(self, chunk: int) -> Tuple[int, int, int, int, int]:
+        """Local chunk ``chunk``'s (start, end) in characters, (start, end) in bytes, CRC32."""
+        a, b, bs, be, crc = _SPAN.unpack(self.c.slice(self._cspan, 20 * chunk, 20 * chunk + 20))
+        return a, b, bs, be, crc
+
+    def content_hash(self, j: int) -> str:
+        return self.c.slice(self._chash, 32 * j, 32 * j + 32).hex()
