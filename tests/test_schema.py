@@ -161,7 +161,7 @@ def test_enum_uses_json_equality() -> None:
 
 def test_long_values_are_shortened_in_messages() -> None:
     (message,) = validate("x" * 500, {"enum": ["a"]})
-    assert message == '$: expected one of "a", got "' + "x" * 36 + "..."
+    assert message == '$: expected one of "a", got "' + "x" * 38 + "…"
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from typing import AbstractSet, Any, Dict, List, Optional, Tuple
 
 from boost_cli.core import atomic, frontmatter, paths
 from boost_cli.core.models import MAX_FILE_BYTES, Entry
+from boost_cli.core.text import clip
 
 CACHE_VERSION = 2
 SKIP_DIRS = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__"})
@@ -118,12 +119,7 @@ def _first_paragraph(body: str) -> str:
         para.append(s)
     text = " ".join(para)
     text = re.sub(r"[*_`]+", "", text)
-    return _clip(text)
-
-
-def _clip(text: object, limit: int = DESCRIPTION_CHARS) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return clip(text, DESCRIPTION_CHARS)
 
 
 def _is_binary(data: bytes) -> bool:
@@ -209,13 +205,13 @@ def _entry(tap: str, rel: str, kind: str, meta: Dict[str, Any], body: str) -> En
         fallback = p.stem
     raw_name = meta.get("name")
     name = (
-        _clip(raw_name, 120)
+        clip(raw_name, 120)
         if isinstance(raw_name, (str, int, float)) and str(raw_name).strip()
         else fallback
     )
     desc = meta.get("description")
     description = (
-        _clip(desc)
+        clip(desc, DESCRIPTION_CHARS)
         if isinstance(desc, (str, int, float)) and str(desc).strip()
         else _first_paragraph(body)
     )

@@ -60,6 +60,7 @@ from typing import (
 from boost_cli import __version__
 from boost_cli.core import schema as schemas
 from boost_cli.core.errors import BoostError
+from boost_cli.core.text import clip, one_line
 
 log = logging.getLogger(__name__)
 
@@ -238,13 +239,7 @@ class JsonRpcError(Exception):
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = value if isinstance(value, str) else schemas.shown(value)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return clip(value if isinstance(value, str) else schemas.shown(value), limit)
 
 
 def _valid_id(value: Any) -> bool:
@@ -457,7 +452,7 @@ class Server:
         try:
             out = handler(args)
         except BoostError as err:
-            return _tool_result(_one_line(str(err)), None, True)
+            return _tool_result(one_line(str(err)), None, True)
         except Exception:
             # Whatever a handler hits, the session survives; the traceback goes to stderr.
             log.exception("tool %s raised", spec.name)

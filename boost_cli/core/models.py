@@ -5,6 +5,7 @@ They stay frozen dataclasses until the edge, where `to_dict()` turns them into J
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
@@ -118,6 +119,12 @@ class Hit:
 
 
 MAX_FILE_BYTES = 1_000_000
+
+
+def content_hash(data: bytes) -> str:
+    """The identity of a file's content (sha256, hex): copies of one file share it, so the
+    index, the vector store and the search pipeline count them as one."""
+    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ clean slate by making a new one.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import (
 
 from boost_cli.core import config, fusion, index, lexical, paths
 from boost_cli.core.errors import BoostError, IndexError_, ProviderError, UsageError
-from boost_cli.core.models import ENGINES, Entry, Hit, TapSnapshot
+from boost_cli.core.models import ENGINES, Entry, Hit, TapSnapshot, content_hash
 
 if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.dense import DenseIndex
@@ -95,9 +94,10 @@ def with_keywords(text: str, keywords: Sequence[str]) -> str:
 
 
 def file_hash(snapshot_root: Path, entry: Entry) -> Optional[str]:
-    """sha256 of an entry's file (what the index and the vector store key copies by)."""
+    """`content_hash` of an entry's file (what the index and the vector store key copies
+    by), or None when it cannot be read."""
     try:
-        return hashlib.sha256((snapshot_root / entry.path).read_bytes()).hexdigest()
+        return content_hash((snapshot_root / entry.path).read_bytes())
     except OSError:
         return None
 

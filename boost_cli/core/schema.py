@@ -31,6 +31,8 @@ import json
 import math
 from typing import Any, List, Mapping, Sequence
 
+from boost_cli.core.text import clip
+
 TYPES = ("string", "integer", "number", "boolean", "object", "array", "null")
 
 #: Keywords `validate` enforces.
@@ -132,7 +134,7 @@ def shown(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         text = json_type(value)
-    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+    return clip(text, _MAX_SHOWN)
 
 
 def _child(path: str, key: str) -> str:

@@ -3,11 +3,10 @@ body) or the "chunk" unit (one text per chunk), each with the snippet a hit show
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from boost_cli.core.models import MAX_FILE_BYTES, Entry, TapSnapshot
+from boost_cli.core.models import MAX_FILE_BYTES, Entry, TapSnapshot, content_hash
 from boost_cli.core.text import clip_words
 
 UNITS = ("entry", "chunk")
@@ -26,10 +25,10 @@ class Unit:
 
 
 def _read(snapshot: TapSnapshot, entry: Entry) -> Tuple[str, str]:
-    """(file text, sha256 of its bytes) — the same hash `search.collapse_copies` uses."""
+    """(file text, `content_hash` of its bytes): copies of one file share the hash."""
     with open(snapshot.root / entry.path, "rb") as fh:
         data = fh.read(MAX_FILE_BYTES)
-    return data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest()
+    return data.decode("utf-8", errors="replace"), content_hash(data)
 
 
 def entry_text(entry: Entry, body: str) -> str:
