@@ -63,7 +63,6 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
         "services",
         (
             "boost_cli.core.search",
-            "boost_cli.core.ai",
             "boost_cli.core.rerank",
             "boost_cli.core.indexing",
             "boost_cli.core.expand",

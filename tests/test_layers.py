@@ -29,7 +29,8 @@ LAZY_ALLOWED = {
     ("boost_cli.core.dense.units", "boost_cli.core.chunker"),
     ("boost_cli.core.dense.units", "boost_cli.core.frontmatter"),
     # The LLM client loads only when a search may rerank.
-    ("boost_cli.core.search", "boost_cli.core.ai"),
+    ("boost_cli.core.search", "boost_cli.core.llm"),
+    ("boost_cli.core.search", "boost_cli.core.rerank"),
     # tap/update/untap import the write paths; the engines load only when an index exists.
     ("boost_cli.core.indexing", "boost_cli.core.index"),
     ("boost_cli.core.indexing", "boost_cli.core.embed"),

@@ -19,7 +19,7 @@ import pytest
 
 from boost_cli.commands import mcp as mcp_command
 from boost_cli.commands.mcp import INSTRUCTIONS, build_registry
-from boost_cli.core import ai, index, registry, search
+from boost_cli.core import index, llm, registry, search
 from boost_cli.core.discover import INSTALL_HINT, RETRY_HINT
 from boost_cli.core.mcp import Server
 from tests.helpers import EXAMPLES, ROOT, commit_all, make_repo, skill
@@ -411,10 +411,10 @@ FAKE_CLAUDE_DIR = ROOT / "tests" / "fakebin_claude"
 
 
 def test_auto_backend_follows_the_environment(tmp_path: Path) -> None:
-    assert ai.auto_backend({"PATH": str(tmp_path)}) is None
-    assert ai.auto_backend({"PATH": str(tmp_path), "ANTHROPIC_API_KEY": " "}) is None
-    assert ai.auto_backend({"PATH": str(tmp_path), "ANTHROPIC_API_KEY": "k"}) == "api"
-    assert ai.auto_backend({"PATH": str(FAKE_CLAUDE_DIR)}) == "cli"
+    assert llm.auto_backend({"PATH": str(tmp_path)}) is None
+    assert llm.auto_backend({"PATH": str(tmp_path), "ANTHROPIC_API_KEY": " "}) is None
+    assert llm.auto_backend({"PATH": str(tmp_path), "ANTHROPIC_API_KEY": "k"}) == "api"
+    assert llm.auto_backend({"PATH": str(FAKE_CLAUDE_DIR)}) == "cli"
 
 
 @pytest.mark.parametrize(

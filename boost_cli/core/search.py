@@ -136,9 +136,9 @@ def pool_size(opts: SearchOptions) -> int:
     if opts.rerank == "none":
         return opts.limit
     if opts.rerank == "auto":
-        from boost_cli.core import ai
+        from boost_cli.core import llm
 
-        if ai.auto_backend() is None:
+        if llm.auto_backend() is None:
             return opts.limit
     return CANDIDATES
 
@@ -156,10 +156,10 @@ def _rerank(opts: SearchOptions, hits: List[Hit]) -> Tuple[List[Hit], Dict[str, 
             else {"status": "skipped", "reason": "no candidates"}
         )
         return _with_why(opts, hits), status
-    from boost_cli.core import ai
+    from boost_cli.core import rerank
 
     cands = [
-        ai.Candidate(
+        rerank.Candidate(
             id=h.entry.qualified_name,
             name=h.entry.name,
             kind=h.entry.kind,
@@ -168,8 +168,8 @@ def _rerank(opts: SearchOptions, hits: List[Hit]) -> Tuple[List[Hit], Dict[str, 
         )
         for h in hits[:30]
     ]
-    result = ai.rerank(opts.query, cands, opts.limit, backend=opts.rerank)
-    if isinstance(result, ai.RerankFailure):
+    result = rerank.rerank(opts.query, cands, opts.limit, backend=opts.rerank)
+    if isinstance(result, rerank.RerankFailure):
         outcome = "unavailable" if result.backend is None and opts.rerank == "auto" else "failed"
         return _with_why(opts, hits), {
             "status": outcome,

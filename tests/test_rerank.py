@@ -14,9 +14,10 @@ from typing import Dict, Iterator, List, Optional
 
 import pytest
 
-from boost_cli.core import ai, http
-from boost_cli.core.ai import Candidate, RerankFailure, RerankResult, parse_picks, rerank
+from boost_cli.core import http, llm
+from boost_cli.core import rerank as ai
 from boost_cli.core.errors import UsageError
+from boost_cli.core.rerank import Candidate, RerankFailure, RerankResult, parse_picks, rerank
 
 try:
     from anthropic_stub import AnthropicStub, RecordedRequest, StubReply
@@ -225,7 +226,7 @@ def test_api_request_has_the_wire_format(stub: AnthropicStub) -> None:
     res = rerank("test my React app", cands(), 3, env=api_env(stub))
     assert isinstance(res, RerankResult), res
     assert res.order == [(IDS[2], f"because {IDS[2]}"), (IDS[0], f"because {IDS[0]}")]
-    assert res.backend == "api" and res.model == ai.DEFAULT_MODEL and res.elapsed_ms > 0
+    assert res.backend == "api" and res.model == llm.DEFAULT_MODEL and res.elapsed_ms > 0
 
     [req] = stub.requests
     assert req.method == "POST" and req.path == "/v1/messages"
@@ -233,7 +234,7 @@ def test_api_request_has_the_wire_format(stub: AnthropicStub) -> None:
     assert req.headers["anthropic-version"] == "2023-06-01"
     assert req.headers["content-type"] == "application/json"
     body = req.body
-    assert body["model"] == ai.DEFAULT_MODEL
+    assert body["model"] == llm.DEFAULT_MODEL
     assert isinstance(body["max_tokens"], int) and body["max_tokens"] > 0
     assert "at most 3 picks" in body["system"]
     assert body["thinking"] == {"type": "disabled"}
@@ -293,7 +294,7 @@ def test_api_500_twice_is_a_failure(stub: AnthropicStub) -> None:
 
 
 def test_api_retry_after_is_capped(stub: AnthropicStub, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ai, "MAX_RETRY_AFTER", 0.2)
+    monkeypatch.setattr(llm, "MAX_RETRY_AFTER", 0.2)
     stub.push(StubReply(status=529, headers={"retry-after": "3600"}))
     stub.push(StubReply(text=picks_json(IDS[0])))
     start = time.monotonic()
@@ -305,10 +306,10 @@ def test_api_retry_after_is_capped(stub: AnthropicStub, monkeypatch: pytest.Monk
     "header, wait",
     [
         ({"retry-after": "1.5"}, 1.5),
-        ({"retry-after": "60"}, ai.MAX_RETRY_AFTER),
+        ({"retry-after": "60"}, llm.MAX_RETRY_AFTER),
         ({"retry-after": "-3"}, 0.0),
-        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, ai.DEFAULT_BACKOFF),
-        ({}, ai.DEFAULT_BACKOFF),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, llm.DEFAULT_BACKOFF),
+        ({}, llm.DEFAULT_BACKOFF),
     ],
 )
 def test_retry_wait_honours_retry_after_up_to_two_seconds(
@@ -467,7 +468,7 @@ def test_api_base_url_must_be_http() -> None:
 def test_api_key_never_appears_in_a_reason_or_log(
     stub: AnthropicStub, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="boost.ai")
+    caplog.set_level(logging.DEBUG, logger="boost")
     # A server that echoes the key back in its error message.
     stub.push(StubReply(status=400, message=f"bad key {KEY} given"))
     stub.push(StubReply(status=401, message=f"invalid x-api-key {KEY}"))
@@ -503,13 +504,13 @@ def test_cli_good_answer(tmp_path: Path) -> None:
     assert isinstance(res, RerankResult), res
     # The fake picks every offered id in reverse; the limit keeps two.
     assert res.order == [(IDS[3], f"fake pick {IDS[3]}"), (IDS[2], f"fake pick {IDS[2]}")]
-    assert res.backend == "cli" and res.model == ai.DEFAULT_MODEL
+    assert res.backend == "cli" and res.model == llm.DEFAULT_MODEL
 
     log = cli_log(tmp_path)
     argv: List[str] = log["argv"]
     assert argv[0] == "-p"
     assert argv[argv.index("--output-format") + 1] == "json"
-    assert argv[argv.index("--model") + 1] == ai.DEFAULT_MODEL
+    assert argv[argv.index("--model") + 1] == llm.DEFAULT_MODEL
     assert argv[argv.index("--tools") + 1] == ""  # no built-in tools for untrusted text
     assert "--strict-mcp-config" in argv
     assert "at most 2 picks" in argv[argv.index("--system-prompt") + 1]
@@ -619,7 +620,7 @@ def test_backend_none_and_unknown() -> None:
     assert rerank("q", cands(), 3, backend="none", env={}) == RerankFailure(
         "reranking is turned off", None
     )
-    with pytest.raises(UsageError, match="unknown rerank backend 'gpt'"):
+    with pytest.raises(UsageError, match="unknown LLM backend 'gpt'"):
         rerank("q", cands(), 3, backend="gpt", env={})
 
 

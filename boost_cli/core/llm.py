@@ -1,0 +1,461 @@
+"""Asking an LLM one question: the Anthropic Messages API or the `claude` CLI, chosen once.
+
+The reranker and the query expander build their prompts and parse their answers; this
+module only gets an answer to a (system, user) prompt within a deadline, or says in one
+line why not. It never raises for a provider problem.
+
+Two transports:
+
+* ``api`` — ``POST {ANTHROPIC_BASE_URL}/v1/messages`` through `http.post_json` with
+  ``x-api-key``: one retry on 429/5xx/529 (honouring ``retry-after`` up to 2 s), none on
+  4xx; redirects refused.
+* ``cli`` — ``claude -p --output-format json`` with the prompt on stdin, run as an
+  argument list (never a shell), built-in tools and MCP servers off, killed on timeout.
+
+``auto`` picks ``api`` when ANTHROPIC_API_KEY is set, else ``cli`` when `claude` is on
+PATH. The API key never appears in a reason, a log line or an exception message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Protocol, Union
+
+if TYPE_CHECKING:  # pragma: no cover
+    import subprocess
+
+from boost_cli import __version__
+from boost_cli.core import http
+from boost_cli.core.errors import UsageError
+from boost_cli.core.text import clip
+
+log = logging.getLogger("boost.llm")
+
+DEFAULT_MODEL = "claude-haiku-5-5"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+BACKENDS = ("auto", "api", "cli", "none")
+MAX_RETRY_AFTER = 2.0
+DEFAULT_BACKOFF = 0.5
+# Don't start a retry that could not finish: it needs at least this much of the deadline left.
+MIN_ATTEMPT_SECONDS = 0.2
+MAX_ANSWER_CHARS = 100_000
+
+NO_LLM = "no LLM available (set ANTHROPIC_API_KEY or install the claude CLI)"
+
+
+@dataclass(frozen=True)
+class LLMFailure:
+    """Why there is no answer; ``backend`` is the one that failed, if one was chosen."""
+
+    reason: str
+    backend: Optional[str]
+
+
+class Client(Protocol):
+    """Something that answers one prompt: a transport (`AnthropicAPI`, `ClaudeCLI`) or a
+    stand-in (recorded answers for evaluation)."""
+
+    backend: str
+    model: str
+
+    def complete(
+        self, system: str, user: str, *, max_tokens: int, deadline: float
+    ) -> Union[str, LLMFailure]:
+        """The answer text, or why there is none, before ``deadline`` (`time.monotonic`)."""
+        ...
+
+
+def find_claude(env: Mapping[str, str]) -> Optional[str]:
+    """The `claude` executable on ``env``'s PATH (absolute, so the child needs no lookup)."""
+    return shutil.which("claude", path=env.get("PATH", os.defpath))
+
+
+def auto_backend(env: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """What ``backend="auto"`` resolves to: "api" when ANTHROPIC_API_KEY is set, else "cli"
+    when `claude` is on PATH, else None (no LLM).
+
+    Cheap (an environment look-up and a PATH search), so callers can size their work
+    first: the search pipeline retrieves a reranking pool only when a reranker will run.
+    """
+    env = os.environ if env is None else env
+    if env.get("ANTHROPIC_API_KEY", "").strip():
+        return "api"
+    return "cli" if find_claude(env) else None
+
+
+def seconds_setting(
+    value: Optional[float], env: Mapping[str, str], var: str, default: float
+) -> Union[float, str]:
+    """Seconds to allow: ``value``, else ``$var``, else ``default``; or the reason the
+    configured value is unusable."""
+    if value is not None:
+        return float(value)
+    raw = env.get(var, "").strip()
+    if not raw:
+        return default
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:  # also rejects NaN
+        return f"{var} must be a positive number of seconds, not {raw!r}"
+    return seconds
+
+
+def choose(
+    backend: str,
+    *,
+    model: Optional[str] = None,
+    model_var: str = "BOOST_RERANK_MODEL",
+    env: Optional[Mapping[str, str]] = None,
+) -> Union[Client, LLMFailure]:
+    """The transport for ``backend`` ("auto", "api", "cli"; "none" is a failure saying it
+    is off), with ``model``, else ``$model_var``, else `DEFAULT_MODEL`. ``env`` replaces
+    os.environ for all configuration. An unknown backend is a caller error."""
+    if backend not in BACKENDS:
+        raise UsageError(f"unknown LLM backend {backend!r}", f"use one of: {', '.join(BACKENDS)}")
+    env = os.environ if env is None else env
+    if backend == "none":
+        return LLMFailure("turned off", None)
+    if backend == "auto":
+        backend = auto_backend(env) or ""
+        if not backend:
+            return LLMFailure(NO_LLM, None)
+        log.debug("LLM backend auto → %s", backend)
+    model = model or env.get(model_var, "").strip() or DEFAULT_MODEL
+    if backend == "api":
+        key = env.get("ANTHROPIC_API_KEY", "").strip()
+        if not key:
+            return LLMFailure(
+                "ANTHROPIC_API_KEY is not set — set it, or use the claude CLI backend", "api"
+            )
+        base = env.get("ANTHROPIC_BASE_URL", "").strip() or DEFAULT_BASE_URL
+        return AnthropicAPI(model, key, base, model_var)
+    claude = find_claude(env)
+    if not claude:
+        return LLMFailure(
+            "the claude CLI is not on PATH — install Claude Code, or set ANTHROPIC_API_KEY",
+            "cli",
+        )
+    return ClaudeCLI(model, claude, env)
+
+
+def as_text(value: Any) -> str:
+    """A JSON value as text: strings as they are, numbers written out, anything else ""."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+def strip_trailing_commas(text: str) -> str:
+    """Drop commas that directly precede ``]`` or ``}`` (outside strings), a common LLM slip."""
+    out: List[str] = []
+    in_string = False
+    escaped = False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+        elif ch == ",":
+            j = i + 1
+            while j < len(text) and text[j] in " \t\r\n":
+                j += 1
+            if j >= len(text) or text[j] not in "]}":
+                out.append(ch)
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def json_values(text: str) -> Iterator[Any]:
+    """Every JSON object or array that starts somewhere in ``text``, outermost first.
+
+    Prose, code fences and garbage around the JSON are skipped; values nested in an
+    earlier one are yielded too (a wrapper object may hold the picks).
+    """
+    decoder = json.JSONDecoder()
+    pos = 0
+    while True:
+        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
+        if not starts:
+            return
+        start = min(starts)
+        pos = start + 1
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        yield value
+
+
+# --------------------------------------------------------------------------- Messages API
+
+
+class AnthropicAPI:
+    """The Messages API at ``base_url`` (``ANTHROPIC_BASE_URL``)."""
+
+    backend = "api"
+
+    def __init__(self, model: str, api_key: str, base_url: str, model_var: str) -> None:
+        self.model = model
+        self.api_key = api_key
+        self.base_url = base_url
+        self.model_var = model_var
+
+    def complete(
+        self, system: str, user: str, *, max_tokens: int, deadline: float
+    ) -> Union[str, LLMFailure]:
+        answer = _call_api(
+            system,
+            user,
+            self.model,
+            self.api_key,
+            self.base_url,
+            deadline,
+            max_tokens,
+            self.model_var,
+        )
+        if isinstance(answer, LLMFailure):
+            return LLMFailure(http.redact(answer.reason, self.api_key), "api")
+        return answer
+
+
+def _http_failure(status: int, body: bytes, model_var: str) -> str:
+    """One line for a non-2xx answer, from the API's ``{"type": "error", "error": …}`` body."""
+    etype, message = "", ""
+    try:
+        payload = json.loads(body.decode("utf-8", errors="replace"))
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
+        etype = as_text(payload["error"].get("type"))
+        message = as_text(payload["error"].get("message"))
+    reason = f"Messages API HTTP {status}"
+    if etype:
+        reason += f" {etype}"
+    if message:
+        reason += f": {clip(message, 200)}"
+    if status in (401, 403):
+        reason += " — check ANTHROPIC_API_KEY"
+    elif status == 404 and "model" in message.lower():
+        reason += f" — check {model_var}"
+    return reason
+
+
+def _call_api(
+    system: str,
+    user: str,
+    model: str,
+    api_key: str,
+    base_url: str,
+    deadline: float,
+    max_tokens: int,
+    model_var: str,
+) -> Union[str, LLMFailure]:
+    """The answer text from the Messages API, or why there is none. One retry on 429/5xx
+    (`http.post_json` does the retrying), none on a timeout or a connection error."""
+    import urllib.parse
+
+    base_url = base_url.rstrip("/")
+    if urllib.parse.urlsplit(base_url).scheme not in ("http", "https"):
+        return LLMFailure("ANTHROPIC_BASE_URL must be an http(s) URL", "api")
+    url = f"{base_url}/v1/messages"
+    payload: Dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": system,
+        "messages": [{"role": "user", "content": user}],
+    }
+    if "haiku" in model:
+        # Haiku-class models may think by default; a rerank wants the fast answer. Larger
+        # models (some cannot disable thinking) get the API's default instead.
+        payload["thinking"] = {"type": "disabled"}
+    headers = {
+        "x-api-key": api_key,
+        "anthropic-version": ANTHROPIC_VERSION,
+        "content-type": "application/json",
+        "accept": "application/json",
+        "user-agent": f"boost/{__version__}",
+    }
+    retry = http.Retry(
+        tries=2,
+        backoff=DEFAULT_BACKOFF,
+        max_retry_after=MAX_RETRY_AFTER,
+        unreachable=False,
+        deadline=deadline,
+        min_attempt=MIN_ATTEMPT_SECONDS,
+    )
+    outcome = http.post_json(
+        url,
+        payload,
+        headers,
+        timeout=max(deadline - time.monotonic(), 0.0),
+        retry=retry,
+        secrets=(api_key,),
+    )
+    if isinstance(outcome, http.Unreachable):
+        if outcome.timed_out:
+            after = f" after {outcome.seconds:.1f} s" if outcome.seconds > 0 else ""
+            return LLMFailure(f"Messages API timed out{after}", "api")
+        shown = http.redact(url)
+        return LLMFailure(f"could not reach {shown}: {clip(outcome.detail, 200)}", "api")
+    if outcome.ok:
+        return _answer_text(outcome.body)
+    return LLMFailure(
+        http.redact(_http_failure(outcome.status, outcome.body, model_var), api_key), "api"
+    )
+
+
+def _answer_text(data: bytes) -> Union[str, LLMFailure]:
+    """The text blocks of a 200 Messages API response, joined."""
+    try:
+        message = json.loads(data.decode("utf-8", errors="replace"))
+    except ValueError:
+        return LLMFailure("the Messages API returned malformed JSON", "api")
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return LLMFailure("the Messages API returned an unexpected response", "api")
+    stop_reason = as_text(message.get("stop_reason"))
+    if stop_reason == "refusal":
+        return LLMFailure("the model declined to answer (stop_reason refusal)", "api")
+    # Select by type: a thinking model's answer may start with thinking blocks.
+    text = "".join(
+        as_text(block.get("text"))
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+    if not text.strip():
+        return LLMFailure(f"the Messages API returned no text (stop_reason {stop_reason})", "api")
+    return text
+
+
+# --------------------------------------------------------------------------- claude CLI
+
+
+class ClaudeCLI:
+    """The `claude` executable in print mode (``claude -p``)."""
+
+    backend = "cli"
+
+    def __init__(self, model: str, claude: str, env: Mapping[str, str]) -> None:
+        self.model = model
+        self.claude = claude
+        self.env = env
+
+    def complete(
+        self, system: str, user: str, *, max_tokens: int, deadline: float
+    ) -> Union[str, LLMFailure]:
+        answer = _call_cli(system, user, self.model, self.claude, self.env, deadline)
+        if isinstance(answer, LLMFailure):
+            # The CLI may quote the environment's key back (it reads ANTHROPIC_API_KEY too).
+            key = self.env.get("ANTHROPIC_API_KEY", "").strip()
+            return LLMFailure(http.redact(answer.reason, key or None), "cli")
+        return answer
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return clip(line, 200)
+    return ""
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the CLI and anything it started (its own session on POSIX)."""
+    import signal
+
+    if os.name == "posix":
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return
+        except ProcessLookupError:
+            return
+        except PermissionError:
+            pass
+    proc.kill()
+
+
+def _call_cli(
+    system: str, user: str, model: str, claude: str, env: Mapping[str, str], deadline: float
+) -> Union[str, LLMFailure]:
+    """The answer text from ``claude -p --output-format json``, or why there is none.
+
+    The prompt goes on stdin (no argv length limit, not visible in ``ps``); built-in tools
+    and the user's MCP servers are switched off, since candidate text is untrusted.
+    """
+    import subprocess
+
+    argv = [
+        claude,
+        "-p",
+        "--output-format",
+        "json",
+        "--model",
+        model,
+        "--system-prompt",
+        system,
+        "--tools",
+        "",
+        "--strict-mcp-config",
+        "--max-turns",
+        "1",
+    ]
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return LLMFailure("claude CLI timed out", "cli")
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+            start_new_session=os.name == "posix",
+        )
+    except OSError as err:
+        return LLMFailure(f"could not run the claude CLI: {clip(str(err), 200)}", "cli")
+    try:
+        out, err_bytes = proc.communicate(user.encode("utf-8"), timeout=remaining)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        proc.communicate()
+        return LLMFailure(f"claude CLI timed out after {remaining:.1f} s", "cli")
+    stdout = out.decode("utf-8", errors="replace")
+    stderr = err_bytes.decode("utf-8", errors="replace")
+    log.debug("claude CLI exited %d (%d bytes out)", proc.returncode, len(out))
+
+    envelope: Any = None
+    with contextlib.suppress(ValueError):
+        envelope = json.loads(stdout)
+    if proc.returncode != 0:
+        detail = _first_line(stderr)
+        if not detail and isinstance(envelope, dict):
+            detail = _first_line(as_text(envelope.get("result")))
+        return LLMFailure(f"claude CLI exited {proc.returncode}: {detail or 'no message'}", "cli")
+    if isinstance(envelope, dict) and "result" in envelope:
+        result = as_text(envelope.get("result"))
+        if envelope.get("is_error") is True:
+            detail = _first_line(result) or as_text(envelope.get("subtype")) or "no message"
+            return LLMFailure(f"claude CLI reported an error: {detail}", "cli")
+        return result
+    # Not the documented envelope (an older CLI?): the answer may be the raw output itself.
+    return stdout
