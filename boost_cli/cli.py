@@ -222,7 +222,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "untap": ("taps", "cmd_untap"),
     "update": ("taps", "cmd_update"),
     "search": ("search", "cmd_search"),
-    "show": ("search", "cmd_show"),
+    "show": ("show", "cmd_show"),
     "reindex": ("reindex", "cmd_reindex"),
     "mcp": ("mcp", "cmd_mcp"),
     "discover": ("discover", "cmd_discover"),

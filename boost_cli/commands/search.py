@@ -1,4 +1,4 @@
-"""`boost search` and `boost show`."""
+"""`boost search`: the shortlist, as text for people or JSON for programs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from typing import Any, Dict
 
 from boost_cli.commands.render import color_enabled, emit_json, err, mark_terms, out
-from boost_cli.core import lookup, records, registry, search
+from boost_cli.core import records, registry, search
 from boost_cli.core.text import printable
 
 
@@ -95,26 +95,3 @@ def render_explain(d: Dict[str, Any]) -> str:
     t = d.get("timings", {})
     lines.append("timings: " + ", ".join(f"{k[:-3]} {v:.1f} ms" for k, v in t.items()))
     return "\n".join(lines)
-
-
-def cmd_show(args: argparse.Namespace) -> int:
-    found = lookup.read(args.name)
-    entry, snap = found.entry, found.snapshot
-    if args.json:
-        d: Dict[str, Any] = entry.to_dict()
-        d.update(
-            {
-                "id": entry.qualified_name,
-                "file": str(found.file),
-                "url": found.url,
-                "text": found.text,
-            }
-        )
-        emit_json(d)
-        return 0
-    out(f"# {entry.qualified_name} [{entry.kind}]")
-    out(f"# file: {found.file}")
-    out(f"# tap: {snap.name} @ {snap.commit[:10]}  {found.url}")
-    out("")
-    out(found.text.rstrip("\n"))
-    return 0
