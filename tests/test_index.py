@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 import pytest
 
 from boost_cli.core import bm25, index
-from boost_cli.core.errors import IndexError_, UsageError
+from boost_cli.core.errors import IndexUnavailable, UsageError
 from boost_cli.core.index import reader as index_reader
 from boost_cli.core.index import segment
 from boost_cli.core.index.container import HEAD, Container
@@ -604,7 +604,7 @@ def _damage(path: Path, at: int, value: bytes) -> None:
 def test_bad_magic_is_reported_with_the_fix(built: Path) -> None:
     seg = next((built / index.SEGMENTS).glob("b-*.seg"))
     _damage(seg, 0, b"XXXX")
-    with pytest.raises(IndexError_) as err:
+    with pytest.raises(IndexUnavailable) as err:
         index.open_index()
     assert err.value.fix == FORCE_FIX
     assert "damaged" in err.value.message and "bad header" in err.value.message
@@ -613,18 +613,18 @@ def test_bad_magic_is_reported_with_the_fix(built: Path) -> None:
 def test_truncated_files_are_reported(built: Path) -> None:
     merge = next(built.glob("merge-*.bin"))
     merge.write_bytes(merge.read_bytes()[:-9])
-    with pytest.raises(IndexError_) as err:
+    with pytest.raises(IndexUnavailable) as err:
         index.open_index()
     assert err.value.fix == FORCE_FIX
     merge.write_bytes(b"BOOST")
-    with pytest.raises(IndexError_, match="truncated"):
+    with pytest.raises(IndexUnavailable, match="truncated"):
         index.open_index()
 
 
 def test_truncated_segment_is_reported(built: Path) -> None:
     seg = next((built / index.SEGMENTS).glob("a-*.seg"))
     seg.write_bytes(seg.read_bytes()[:100])
-    with pytest.raises(IndexError_) as err:
+    with pytest.raises(IndexUnavailable) as err:
         index.open_index()
     assert err.value.fix == FORCE_FIX
 
@@ -637,7 +637,7 @@ def test_checksum_mismatch_in_a_table_read_at_open(built: Path) -> None:
     data = bytearray(merge.read_bytes())
     data[off] ^= 0x01
     merge.write_bytes(bytes(data))
-    with pytest.raises(IndexError_, match="checksum mismatch") as err:
+    with pytest.raises(IndexUnavailable, match="checksum mismatch") as err:
         index.open_index()
     assert err.value.fix == FORCE_FIX
 
@@ -650,7 +650,7 @@ def test_damaged_postings_are_caught_by_verify_and_bounds(built: Path) -> None:
     _damage(seg, off + 1 + 10, b"\xff\xff\xff\x7f")  # a huge postings offset somewhere
     reader = index.open_index()
     assert reader is not None
-    with pytest.raises(IndexError_, match="checksum mismatch"):
+    with pytest.raises(IndexUnavailable, match="checksum mismatch"):
         reader.verify()
 
 
@@ -661,7 +661,7 @@ def test_a_dictionary_row_past_its_bucket_is_damage(tmp_path: Path) -> None:
     off, _ = c.span("dict_rows")
     c.close()
     _damage(seg, off, b"\xff")  # the one row's term length: past the end of its bucket
-    with pytest.raises(IndexError_, match="bad dictionary row") as err:
+    with pytest.raises(IndexUnavailable, match="bad dictionary row") as err:
         query("zebra")
     assert err.value.fix == FORCE_FIX
 
@@ -674,7 +674,7 @@ def test_any_changed_byte_is_caught_by_verify(built: Path) -> None:
     c.close()
     for at in range(HEAD.size, len(good), max(1, len(good) // 97)):
         seg.write_bytes(good[:at] + bytes([good[at] ^ 0x20]) + good[at + 1 :])
-        with pytest.raises(IndexError_):
+        with pytest.raises(IndexUnavailable):
             c = Container(seg, SEGMENT_MAGIC)
             try:
                 c.verify()
@@ -682,7 +682,7 @@ def test_any_changed_byte_is_caught_by_verify(built: Path) -> None:
                 c.close()
     seg.write_bytes(good + b"\0" * 8)
     c = Container(seg, SEGMENT_MAGIC)
-    with pytest.raises(IndexError_, match="at the end"):
+    with pytest.raises(IndexUnavailable, match="at the end"):
         c.verify()
     c.close()
 
@@ -693,14 +693,14 @@ def test_a_changed_digit_in_the_table_of_contents_is_caught_at_open(built: Path)
     at = data.index(b'"buckets":') + len(b'"buckets":')
     digit = data[at : at + 1]
     seg.write_bytes(data[:at] + (b"9" if digit != b"9" else b"8") + data[at + 1 :])
-    with pytest.raises(IndexError_, match="table of contents"):
+    with pytest.raises(IndexUnavailable, match="table of contents"):
         index.open_index()
 
 
 def test_garbage_in_the_table_of_contents(built: Path) -> None:
     seg = next((built / index.SEGMENTS).glob("a-*.seg"))
     _damage(seg, 16, b"}}}}")
-    with pytest.raises(IndexError_, match="table of contents"):
+    with pytest.raises(IndexUnavailable, match="table of contents"):
         index.open_index()
 
 
@@ -710,21 +710,21 @@ def test_manifest_problems(built: Path) -> None:
     m = json.loads(good)
     m["version"] = index.FORMAT_VERSION + 1
     manifest.write_text(json.dumps(m))
-    with pytest.raises(IndexError_) as err:
+    with pytest.raises(IndexUnavailable) as err:
         index.open_index()
     assert err.value.fix == "run 'boost reindex'"
     assert str(index.FORMAT_VERSION + 1) in err.value.message
     manifest.write_text("{not json")
-    with pytest.raises(IndexError_, match="not valid JSON") as err:
+    with pytest.raises(IndexUnavailable, match="not valid JSON") as err:
         index.open_index()
     assert err.value.fix == FORCE_FIX
     manifest.write_text("[]")
-    with pytest.raises(IndexError_, match="not a JSON object"):
+    with pytest.raises(IndexUnavailable, match="not a JSON object"):
         index.open_index()
     del m["merge"]
     m["version"] = index.FORMAT_VERSION
     manifest.write_text(json.dumps(m))
-    with pytest.raises(IndexError_, match="lacks 'merge'"):
+    with pytest.raises(IndexUnavailable, match="lacks 'merge'"):
         index.open_index()
     manifest.write_text(good)
     assert index.open_index() is not None
@@ -733,7 +733,7 @@ def test_manifest_problems(built: Path) -> None:
 def test_segment_of_another_format_version(built: Path) -> None:
     seg = next((built / index.SEGMENTS).glob("a-*.seg"))
     _damage(seg, 8, (index.FORMAT_VERSION + 7).to_bytes(4, "little"))
-    with pytest.raises(IndexError_) as err:
+    with pytest.raises(IndexUnavailable) as err:
         index.open_index()
     assert err.value.fix == "run 'boost reindex'"
     assert "format version" in err.value.message
@@ -741,7 +741,7 @@ def test_segment_of_another_format_version(built: Path) -> None:
 
 def test_missing_data_file_is_damage_not_a_crash(built: Path) -> None:
     next((built / index.SEGMENTS).glob("a-*.seg")).unlink()
-    with pytest.raises(IndexError_, match="missing") as err:
+    with pytest.raises(IndexUnavailable, match="missing") as err:
         index.open_index()
     assert err.value.fix == FORCE_FIX
 

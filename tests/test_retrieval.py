@@ -9,7 +9,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import pytest
 
 from boost_cli.core import index, paths, registry, retrieval
-from boost_cli.core.errors import IndexError_, ProviderError, UsageError
+from boost_cli.core.errors import IndexUnavailable, ProviderError, UsageError
 from boost_cli.core.models import Entry, Hit
 from tests.helpers import commit_all, skill
 
@@ -42,7 +42,7 @@ def test_auto_without_index_is_lexical(two_taps: list) -> None:
 def test_forced_engines(two_taps: list) -> None:
     with pytest.raises(UsageError):
         retrieval.get_retriever("magic")
-    with pytest.raises(IndexError_, match="no search index yet"):
+    with pytest.raises(IndexUnavailable, match="no search index yet"):
         retrieval.get_retriever("bm25")
     assert retrieval.get_retriever("lexical").retriever.name == "lexical"
     with pytest.raises(ProviderError):
@@ -112,7 +112,7 @@ def test_a_damaged_index_degrades_to_lexical_in_auto_mode(two_taps: list) -> Non
     choice = retrieval.get_retriever(snapshots=registry.snapshots)
     assert choice.retriever.name == "lexical"
     assert choice.notes[0].startswith("search index unusable (")
-    with pytest.raises(IndexError_):
+    with pytest.raises(IndexUnavailable):
         retrieval.get_retriever("bm25")
 
 
@@ -197,7 +197,7 @@ def test_hybrid_fuses_both_engines_and_passes_filters_down() -> None:
 
 def test_hybrid_degrades_to_bm25_when_dense_cannot_answer() -> None:
     bm25 = FakeEngine("bm25", bm25_hits())
-    dense = FakeEngine("dense", [], error=IndexError_("no dense index yet", "run it"))
+    dense = FakeEngine("dense", [], error=IndexUnavailable("no dense index yet", "run it"))
     got = retrieval.HybridRetriever(bm25, dense).query("q", k=2)
     assert [h.entry.name for h in got.hits] == ["a", "b"]
     assert got.notes == ("dense skipped: no dense index yet — run it",)

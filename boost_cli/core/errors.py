@@ -53,7 +53,7 @@ class SourceRefused(GitError):
     """A tap source that boost will not hand to git (unsafe transport, option-like)."""
 
 
-class IndexError_(BoostError):
+class IndexUnavailable(BoostError):
     """The search index is missing, corrupt, or of another format version. Exit code 5."""
 
     exit_code = 5

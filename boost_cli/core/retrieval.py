@@ -30,7 +30,7 @@ from typing import (
 )
 
 from boost_cli.core import config, fusion, index, lexical, paths
-from boost_cli.core.errors import BoostError, IndexError_, ProviderError, UsageError
+from boost_cli.core.errors import BoostError, IndexUnavailable, ProviderError, UsageError
 from boost_cli.core.models import ENGINES, Entry, Hit, TapSnapshot, content_hash
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -252,7 +252,7 @@ class Engines:
 
     def index_reader(self) -> Optional[index.IndexReader]:
         """The index under `paths.index_dir()`, or None when there is none yet; raises
-        IndexError_ (with the fix) when it is damaged or of another format."""
+        IndexUnavailable (with the fix) when it is damaged or of another format."""
         root = paths.index_dir()
         last = self._reader
         if last is not None and last.root == root and last.manifest:
@@ -313,7 +313,7 @@ def get_retriever(
     info: Dict[str, Any] = {}
     try:
         reader = engines.index_reader()
-    except IndexError_ as exc:
+    except IndexUnavailable as exc:
         if engine in ("bm25", "hybrid"):
             raise
         notes.append(f"search index unusable ({exc.message}) — {exc.fix or REINDEX}")
@@ -328,7 +328,7 @@ def get_retriever(
     if bm25 is not None:
         return RetrieverChoice(bm25, notes, info)
     if engine == "bm25":
-        raise IndexError_("no search index yet", REINDEX)
+        raise IndexUnavailable("no search index yet", REINDEX)
     if not notes:
         notes.append(
             "no search index yet, using name/description matching — run 'boost reindex' for full-content ranking"
@@ -374,6 +374,6 @@ def _dense(
         return RetrieverChoice(dense_r, notes, {"dense": status.info})
     if bm25 is None:
         if engine == "hybrid":
-            raise IndexError_("hybrid search needs the BM25 index too", REINDEX)
+            raise IndexUnavailable("hybrid search needs the BM25 index too", REINDEX)
         return None
     return RetrieverChoice(HybridRetriever(bm25, dense_r), notes, {"dense": status.info})

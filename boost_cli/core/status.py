@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli.core import dense, paths, registry, retrieval
-from boost_cli.core.errors import IndexError_
+from boost_cli.core.errors import IndexUnavailable
 
 
 @dataclass(frozen=True)
@@ -20,14 +20,14 @@ class IndexState:
     exists: bool
     commits: Dict[str, str]
     generated: str = ""
-    damaged: Optional[IndexError_] = None
+    damaged: Optional[IndexUnavailable] = None
 
 
 def index_state(engines: Optional[retrieval.Engines] = None) -> IndexState:
     """The index's state; a damaged index is reported, never raised."""
     try:
         reader = (engines or retrieval.Engines()).index_reader()
-    except IndexError_ as exc:
+    except IndexUnavailable as exc:
         return IndexState(True, {}, damaged=exc)
     if reader is None:
         return IndexState(False, {})

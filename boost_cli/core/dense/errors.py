@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from boost_cli.core.errors import IndexError_, ProviderError
+from boost_cli.core.errors import IndexUnavailable, ProviderError
 
 REINDEX_FIX = "run 'boost reindex --dense'"
 REEMBED_FIX = "run 'boost reindex --dense --force' to re-embed"
 
 
-class DenseUnavailable(IndexError_):
+class DenseUnavailable(IndexUnavailable):
     """The dense engine cannot answer: no store, another embedder, or the provider failed.
 
     ``reason`` is one line for ``--explain`` when auto mode degrades to BM25."""

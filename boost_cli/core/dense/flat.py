@@ -19,7 +19,7 @@ from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Se
 from boost_cli.core.binio import from_le, to_le
 from boost_cli.core.dense.errors import REINDEX_FIX, check_dimensions
 from boost_cli.core.embed import unpack
-from boost_cli.core.errors import IndexError_
+from boost_cli.core.errors import IndexUnavailable
 
 
 def ranked(pairs: Iterable[Tuple[int, float]]) -> List[Tuple[int, float]]:
@@ -156,7 +156,7 @@ class FlatIndex:
             vector = unpack(blob)
             dims = dims or len(vector)
             if len(vector) != dims:
-                raise IndexError_(
+                raise IndexUnavailable(
                     "the vector store holds vectors of different lengths", REINDEX_FIX
                 )
             codes, scale, total, error = _quantise(vector)

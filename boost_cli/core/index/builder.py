@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from boost_cli.core.atomic import write_bytes, write_json
-from boost_cli.core.errors import IndexError_, UsageError
+from boost_cli.core.errors import IndexUnavailable, UsageError
 from boost_cli.core.index.layout import ENGINE, FORMAT_VERSION, MANIFEST, SEGMENTS
 from boost_cli.core.index.manifest import file_record, files_intact, previous_manifest
 from boost_cli.core.index.merge import merge
@@ -221,13 +221,13 @@ def _reusable(path: Path, key: str) -> Optional[Segment]:
         seg = Segment(path)
     except FileNotFoundError:
         return None
-    except IndexError_:
+    except IndexUnavailable:
         return None  # damaged or of another format: rebuilt
     try:
         if seg.key == key:
             seg.c.verify()
             return seg
-    except IndexError_:
+    except IndexUnavailable:
         pass  # a checksum mismatch: rebuilt
     seg.c.close()
     return None

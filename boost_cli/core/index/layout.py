@@ -6,7 +6,7 @@ docs/index-format.md describes every file; this module is what the code agrees o
 
 from __future__ import annotations
 
-from boost_cli.core.errors import IndexError_
+from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.models import KINDS
 
 FORMAT_VERSION = 1
@@ -24,12 +24,12 @@ NO_SPAN = 0xFFFFFFFF  # chunk_span byte offsets of a file that is not valid UTF-
 KIND_BITS = {k: 1 << i for i, k in enumerate(KINDS)}  # content_kinds: one bit per kind
 
 
-def damaged(detail: str) -> IndexError_:
-    return IndexError_(f"the search index is damaged ({detail})", REINDEX_FORCE)
+def damaged(detail: str) -> IndexUnavailable:
+    return IndexUnavailable(f"the search index is damaged ({detail})", REINDEX_FORCE)
 
 
-def mismatch(found: object) -> IndexError_:
-    return IndexError_(
+def mismatch(found: object) -> IndexUnavailable:
+    return IndexUnavailable(
         f"the search index has format version {found}, this boost reads version {FORMAT_VERSION}",
         REINDEX,
     )

@@ -8,12 +8,12 @@ import zlib
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from boost_cli.core.errors import IndexError_
+from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.index.layout import ENGINE, FORMAT_VERSION, MANIFEST, damaged, mismatch
 
 
 def load_manifest(root: Path) -> Optional[Dict[str, Any]]:
-    """The manifest, None when there is none; IndexError_ when unreadable or foreign."""
+    """The manifest, None when there is none; IndexUnavailable when unreadable or foreign."""
     try:
         raw = (root / MANIFEST).read_bytes()
     except FileNotFoundError:
@@ -40,7 +40,7 @@ def previous_manifest(root: Path) -> Optional[Dict[str, Any]]:
     """The manifest a build can start from; a damaged or foreign one means: rebuild all."""
     try:
         return load_manifest(root)
-    except IndexError_:
+    except IndexUnavailable:
         return None
 
 

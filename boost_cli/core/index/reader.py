@@ -190,6 +190,6 @@ def open_index(root: Optional[Path] = None) -> Optional[IndexReader]:
 
     Every call opens a new reader, which the caller owns: a long-lived process keeps one
     (it follows rebuilds by itself) so the merge arrays and scoring rows stay warm.
-    Raises IndexError_ (with the fix) when the index is damaged or of another format version.
+    Raises IndexUnavailable (with the fix) when the index is damaged or of another format version.
     """
     return IndexReader.open(root)
