@@ -34,7 +34,7 @@ def test_rrf_is_independent_of_engine_order_and_ignores_repeats() -> None:
     assert one == two
     assert rrf({"x": ["a", "a", "b"]}) == [("a", 1 / 61), ("b", 1 / 63)]
     assert rrf({}) == [] and rrf({"x": []}) == []
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^rrf k must be >= 0, not -1$"):
         rrf({"x": ["a"]}, k=-1)
 
 
@@ -54,6 +54,14 @@ def test_weighted_minmax_hand_computed() -> None:
     assert dict(fused) == pytest.approx({"b": 0.85, "a": 0.65, "d": 0.0, "c": 0.0})
     # An engine without a weight counts for nothing.
     assert dict(weighted_minmax({"x": {"a": 1.0, "b": 0.0}}, {})) == {"a": 0.0, "b": 0.0}
+
+
+def test_weighted_minmax_ties_break_on_best_rank_then_id() -> None:
+    # No weights: every total is 0. The engine ranked b (score 1) above a (score 0).
+    assert weighted_minmax({"x": {"b": 1.0, "a": 0.0}}, {}) == [("b", 0.0), ("a", 0.0)]
+    # c is 1st in y and 3rd in x, a 2nd in x and absent from y: best rank 1 beats 2.
+    fused = weighted_minmax({"x": {"b": 3.0, "a": 2.0, "c": 1.0}, "y": {"c": 5.0}}, {})
+    assert [d for d, _ in fused] == ["b", "c", "a"]
 
 
 # --------------------------------------------------------------------------- hybrid
@@ -100,7 +108,7 @@ def test_fuse_minmax_and_depth() -> None:
     # depth 1 (k 1): each engine votes with its first file only.
     one = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 1, depth=1)
     assert [h.entry.name for h in one] == ["a"] and one[0].score == pytest.approx(1 / 61)
-    with pytest.raises(ValueError, match="unknown fusion method"):
+    with pytest.raises(ValueError, match=r"^unknown fusion method 'sum'$"):
         fuse({}, 3, "sum")
 
 
@@ -121,5 +129,54 @@ def test_collapse_merges_copies_into_the_best_ranked_hit() -> None:
     assert out[1].also_in == () and out[2].also_in == ()
 
 
-def test_merge_hits_skips_unknown_ids() -> None:
-    assert merge_hits([("tap:zzz", 1.0)], {"bm25": bm25_hits()}) == []
+def test_fuse_counts_the_default_depth_of_60_files_per_engine() -> None:
+    # BM25 ranks 61 files; dense ranks only the 61st, first. With depth 60 BM25's 61st file
+    # is cut, so it ties bm25's #1 at 1/61 and loses on the id; with depth 61 it would win.
+    bm25 = [Hit(entry(f"f{i:02d}"), 100.0 - i) for i in range(1, 62)]
+    dense = [Hit(entry("f61"), 0.9)]
+    hits = fuse({"bm25": bm25, "dense": dense}, 2)
+    assert [(h.entry.name, dict(h.ranks)) for h in hits] == [
+        ("f01", {"bm25": 1}),
+        ("f61", {"dense": 1}),
+    ]
+    assert hits[0].score == hits[1].score == pytest.approx(1 / 61)
+
+
+def copy_hit(tap: str, name: str, sha: str, **fields: object) -> Hit:
+    e = Entry(name, "skill", f"{name} description", tap, name, f"{name}/SKILL.md")
+    return Hit(e, 1.0, content_hash=sha, **fields)  # type: ignore[arg-type]
+
+
+def test_fuse_counts_copies_of_one_file_as_one_candidate() -> None:
+    """BM25 names copy x:a of a file, the dense engine ranks the copies y:a and x:a first:
+    the file gets both engines' rank-1 votes, and dense's next file is its #2."""
+    bm25 = [copy_hit("x", "a", "H1", snippet="a via bm25"), copy_hit("x", "b", "H2")]
+    dense = [copy_hit("y", "a", "H1"), copy_hit("x", "a", "H1"), copy_hit("z", "c", "H3")]
+    hits = fuse({"bm25": bm25, "dense": dense}, 3)
+    assert [h.entry.qualified_name for h in hits] == ["x:a", "x:b", "z:c"]
+    top = hits[0]
+    assert dict(top.ranks) == {"bm25": 1, "dense": 1} and top.score == pytest.approx(2 / 61)
+    assert top.also_in == ("y:a",) and top.snippet == "a via bm25"
+    assert dict(hits[2].ranks) == {"dense": 2}
+    assert [h.also_in for h in hits[1:]] == [(), ()]
+
+
+def test_merge_hits_fills_missing_fields_from_the_next_engine() -> None:
+    bm25 = [
+        copy_hit("t", "a", "H1", ranks={"title": 2}),
+        copy_hit("t", "b", "H2", why="b from bm25"),
+    ]
+    dense = [copy_hit("t", "a", "H1", snippet="dense passage", why="dense says so")]
+    keys = {"t:a/SKILL.md": "H1", "t:b/SKILL.md": "H2"}
+    a, b = merge_hits([("H1", 0.5), ("H2", 0.25)], {"bm25": bm25, "dense": dense}, keys)
+    assert (a.snippet, a.why, a.score) == ("dense passage", "dense says so", 0.5)
+    # Ranks the hits carried from engines outside this fusion stay; both engines' ranks join.
+    assert dict(a.ranks) == {"title": 2, "bm25": 1, "dense": 1}
+    assert (b.snippet, b.why, dict(b.ranks)) == ("", "b from bm25", {"bm25": 2})
+    lone = merge_hits([("t:c/SKILL.md", 1.0)], {"bm25": [copy_hit("t", "c", "")]})
+    assert (lone[0].snippet, lone[0].why, lone[0].content_hash) == ("", "", None)
+
+
+def test_merge_hits_skips_unknown_ids_and_keeps_going() -> None:
+    out = merge_hits([("tap:zzz", 1.0), ("tap:a/SKILL.md", 0.5)], {"bm25": bm25_hits()})
+    assert [(h.entry.name, h.score) for h in out] == [("a", 0.5)]
