@@ -17,8 +17,9 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tupl
 
 from boost_cli import __version__, completion, topics
 from boost_cli.commands import render
-from boost_cli.core.errors import BoostError
+from boost_cli.core.errors import AmbiguousError, BoostError
 from boost_cli.core.models import ENGINES, KINDS
+from boost_cli.core.text import printable
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -444,6 +445,23 @@ def _complete(parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+MAX_CANDIDATES = 20
+
+
+def error_text(err: BoostError) -> str:
+    """``<what> — <fix>`` on one line; an ambiguous name's candidates one per line below
+    it (they made one line of a thousand characters)."""
+    head, sep, _ = err.message.partition(" entries: ")
+    if not (isinstance(err, AmbiguousError) and err.candidates and sep):
+        return printable(err)
+    shown = [f"  {printable(c)}" for c in err.candidates[:MAX_CANDIDATES]]
+    more = len(err.candidates) - len(shown)
+    if more > 0:
+        shown.append(f"  … and {more} more")
+    fix = f" — {err.fix}" if err.fix else ""
+    return "\n".join([printable(f"{head} entries{fix}:"), *shown])
+
+
 def _quiet_stdout() -> None:
     """After the reader of stdout went away (``boost … | head``): point stdout at the null
     device, so the interpreter's final flush has nowhere to fail (no "Exception ignored")."""
@@ -489,7 +507,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             import traceback
 
             traceback.print_exc()
-        render.err(f"boost: error: {err}")
+        render.err(f"boost: error: {error_text(err)}")
         return err.exit_code
     except KeyboardInterrupt:
         render.err("boost: interrupted")

@@ -317,3 +317,18 @@ def test_mcp_by_hand_says_what_it_is(boost_home: Path) -> None:
         "boost mcp: an MCP server on stdin/stdout, for an MCP client to start "
         "(set-up: boost mcp --help); Ctrl-D or Ctrl-C stops it"
     ]
+
+
+def test_an_ambiguous_name_lists_its_candidates_one_per_line() -> None:
+    from boost_cli.cli import error_text
+    from boost_cli.core.errors import AmbiguousError, NotFoundError
+
+    names = [f"tap{i}:dup" for i in range(25)]
+    err = AmbiguousError(
+        "'dup' matches 25 entries: " + ", ".join(names[:10]) + " …", names, "pick one"
+    )
+    lines = error_text(err).splitlines()
+    assert lines[0] == "'dup' matches 25 entries — pick one:"
+    assert lines[1:3] == ["  tap0:dup", "  tap1:dup"] and lines[-1] == "  … and 5 more"
+    assert len(lines) == 22
+    assert error_text(NotFoundError("no tap \x1b[2J", "fix")) == "no tap \\x1b[2J — fix"
