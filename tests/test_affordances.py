@@ -332,3 +332,34 @@ def test_an_ambiguous_name_lists_its_candidates_one_per_line() -> None:
     assert lines[1:3] == ["  tap0:dup", "  tap1:dup"] and lines[-1] == "  … and 5 more"
     assert len(lines) == 22
     assert error_text(NotFoundError("no tap \x1b[2J", "fix")) == "no tap \\x1b[2J — fix"
+
+
+def test_the_demo_echoes_commands_that_work_when_typed(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "boost"
+    exe.write_text(f'#!/bin/sh\ncd "{ROOT}" && exec "{sys.executable}" -m boost_cli "$@"\n')
+    exe.chmod(0o755)
+    home = tmp_path / "demo home"  # a space, so quoting matters
+    env = {k: v for k, v in os.environ.items() if k != "BOOST_HOME"}
+    demo = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "demo.sh"), str(exe), str(home)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert demo.returncode == 0, demo.stderr
+    typed = [ln[2:] for ln in demo.stdout.splitlines() if ln.startswith("$ ")]
+    assert typed[0].startswith("export BOOST_HOME=") and len(typed) == 5
+    assert demo.stdout.rstrip().splitlines()[-2] == "  " + typed[0]  # how to stay in the demo home
+    # Typed again in a fresh shell, after the export line (the tap itself is done already).
+    script = "\n".join([typed[0], "boost taps", *typed[2:]])
+    again = subprocess.run(
+        ["bash", "-ec", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert again.returncode == 0, again.stderr
+    assert "example:jest-runner" in again.stdout and "example:a11y-audit" in again.stdout
