@@ -267,13 +267,20 @@ def test_zsh_accepts_the_script_and_completes(
     assert r.stdout.split("\n")[:2] == ["compdef _boost_complete boost", "--json"]
 
 
-def test_fish_accepts_the_script(tmp_path: Path) -> None:
+def test_fish_accepts_the_script_and_completes(
+    tmp_path: Path, boost_on_path: Dict[str, str], indexed_home: Path
+) -> None:
     fish: Optional[str] = shutil.which("fish")
     if fish is None:
         pytest.skip("fish is not installed")
     path = tmp_path / "boost.fish"
     path.write_text(completion.script("fish"))
     assert subprocess.run([fish, "-n", str(path)], capture_output=True).returncode == 0
+    env = {**boost_on_path, "BOOST_HOME": str(indexed_home)}
+    script = f"source {path}; complete -C 'boost se'; complete -C 'boost untap '"
+    r = _shell(fish, script, env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["search", "example"]
 
 
 def test_completion_command_prints_each_script(indexed_home: Path) -> None:

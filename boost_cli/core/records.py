@@ -34,20 +34,9 @@ HIT_FIELDS = (
 )
 EXTRA_FIELDS = ("meta",)
 
-# What an MCP result keeps of a record: enough to choose and to open, not the frontmatter.
-MCP_FIELDS = (
-    "id",
-    "name",
-    "tap",
-    "kind",
-    "description",
-    "why",
-    "score",
-    "file",
-    "url",
-    "also_in",
-    "path",
-)
+# What an MCP result keeps of a record: enough to choose and to open; not the passage, the
+# per-engine ranks or the frontmatter (the caller pays for every token it reads).
+MCP_FIELDS = tuple(f for f in HIT_FIELDS if f not in ("rel_dir", "snippet", "ranks"))
 
 
 def _full_record(hit: Hit, taps: Mapping[str, registry.TapInfo]) -> Dict[str, Any]:
