@@ -54,34 +54,36 @@ def test_content_table_indexes_each_distinct_file_once() -> None:
 
 def test_chunk_file_spans_point_at_the_chunk_bytes() -> None:
     data = "---\nname: n\n---\n# Título\n\nzebras run fast\n".encode()
-    (row,) = chunk_file(entry("a/SKILL.md"), data, "t", PARAMS, prefix=False)
+    (row,) = chunk_file(entry("a/SKILL.md"), data, "t", PARAMS, prefix=False).rows
     text = data.decode("utf-8")
     assert text[row.start : row.end] == data[row.byte_start : row.byte_end].decode("utf-8")
     assert row.crc32 == zlib.crc32(data[row.byte_start : row.byte_end])
     assert "zebra" in row.terms and "n" not in row.terms  # the frontmatter is not indexed
-    (prefixed,) = chunk_file(entry("a/SKILL.md"), data, "t", PARAMS, prefix=True)
+    (prefixed,) = chunk_file(entry("a/SKILL.md"), data, "t", PARAMS, prefix=True).rows
     assert prefixed.terms == tokenize("n. Título") + row.terms  # name and heading path
 
 
 def test_chunk_file_with_prefix_scores_name_and_description_too() -> None:
     e = entry("pdf/SKILL.md", name="pdf-tools", description="Work with PDF documents")
-    (row,) = chunk_file(e, b"Fill forms.\n", "t", PARAMS, prefix=True)
+    (row,) = chunk_file(e, b"Fill forms.\n", "t", PARAMS, prefix=True).rows
     assert row.terms[: row.terms.index("fill")] == ["pdf", "tool", "work", "pdf", "document"]
     # An empty body: one empty chunk under prefix (found by name), none without it.
-    assert chunk_file(e, b"", "t", PARAMS, prefix=False) == []
-    (empty,) = chunk_file(e, b"", "t", PARAMS, prefix=True)
+    assert chunk_file(e, b"", "t", PARAMS, prefix=False).rows == []
+    (empty,) = chunk_file(e, b"", "t", PARAMS, prefix=True).rows
     assert (empty.start, empty.end, empty.byte_start, empty.byte_end) == (0, 0, 0, 0)
     assert "pdf" in empty.terms
 
 
 def test_chunk_file_of_a_file_that_is_not_utf8_has_no_byte_span() -> None:
-    (row,) = chunk_file(entry("l/SKILL.md"), "café zebras\n".encode("latin-1"), "t", PARAMS, False)
+    (row,) = chunk_file(
+        entry("l/SKILL.md"), "café zebras\n".encode("latin-1"), "t", PARAMS, False
+    ).rows
     assert (row.byte_start, row.byte_end, row.crc32) == (NO_SPAN, NO_SPAN, 0)
 
 
 def test_chunk_table_keeps_each_contents_first_chunk() -> None:
     chunks = ChunkTable()
-    rows = chunk_file(entry("a/SKILL.md"), b"one two\n", "t", PARAMS, prefix=False)
+    rows = chunk_file(entry("a/SKILL.md"), b"one two\n", "t", PARAMS, prefix=False).rows
     chunks.add(0, rows)
     chunks.add(1, [])  # a content without chunks
     chunks.add(2, rows + rows)

@@ -1,5 +1,6 @@
 """One generation of the index opened for queries: the manifest it was opened from, the
-merge arrays, the segments, and per chunk the BM25 tf-part row for its length.
+merge arrays, the segments, per chunk (and per entry field) the BM25 tf-part row for its
+length, and the near-duplicate groups.
 
 A build never changes a generation's files; it writes a new generation and switches the
 manifest. `reader.IndexReader` notices the switch and opens the new one.
@@ -7,6 +8,7 @@ manifest. `reader.IndexReader` notices the switch and opens the new one.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -76,6 +78,8 @@ class Generation:
             self.copies: Dict[int, List[int]] = {
                 int(k): [int(x) for x in v] for k, v in meta["copies"].items()
             }
+            self.field_n = int(meta["field"]["contents"])
+            self.field_avgdl = float(meta["field"]["avgdl"])
             self.content_base = [int(t["content_base"]) for t in taps]
             self.chunk_base = [int(t["chunk_base"]) for t in taps]
             self.has_dead = [int(t["dead_chunks"]) > 0 for t in taps]
@@ -111,6 +115,12 @@ class Generation:
         self.seg_live = [self.chunk_live[base:end] for base, end in zip(self.chunk_base, ends)]
         self._rowref: Optional[List[List[_TfRow]]] = None
         self._rowref_key = (-1.0, -1.0)
+        self._field_rows: Optional[List[_TfRow]] = None
+        self._field_key = (-1.0, -1.0)
+        self._live: Optional[bytes] = None
+        self._groups: Dict[str, array[int]] = {}
+        self._members: Dict[str, Dict[int, List[int]]] = {}
+        self._by_hash: Optional[Dict[str, int]] = None
 
     def close(self) -> None:
         for c in self._open:
@@ -133,6 +143,76 @@ class Generation:
             ]
             self._rowref_key = (k1, b)
         return self._rowref
+
+    def field_rows(self, k1: float, b: float) -> List[_TfRow]:
+        """Global content id → the entry-field tf-part row for its field length.
+
+        Built on the first query and kept while k1 and b stay the same.
+        """
+        if self._field_rows is None or self._field_key != (k1, b):
+            dl = self.merge.ints("field_dl", "H")
+            if len(dl) != len(self.content_kinds):
+                raise damaged(f"{self.merge.path.name}: tables disagree")
+            rows = _Rows(self.field_avgdl, k1, b)
+            self._field_rows = list(map(rows.__getitem__, dl))
+            self._field_key = (k1, b)
+        return self._field_rows
+
+    @property
+    def live(self) -> bytes:
+        """Per global content 1 when it is live (not a copy of an earlier tap's)."""
+        if self._live is None:
+            live = bytearray(b"\x01" * len(self.content_kinds))
+            for dead in self.copies.values():
+                for g in dead:
+                    live[g] = 0
+            self._live = bytes(live)
+        return self._live
+
+    def groups(self, level: str) -> Optional[array[int]]:
+        """Per global content the id of its group at collapse ``level`` (`params.COLLAPSE`):
+        the group's first live content; None for "none"."""
+        if level == "none":
+            return None
+        found = self._groups.get(level)
+        if found is None:
+            found = self.merge.ints(f"{level}_group", "I")
+            if len(found) != len(self.content_kinds) or any(g >= len(found) for g in found):
+                raise damaged(f"{self.merge.path.name}: tables disagree")
+            self._groups[level] = found
+        return found
+
+    def members(self, level: str, gid: int) -> List[int]:
+        """The live contents of group ``gid`` at ``level``, ascending (``[gid]`` alone)."""
+        found = self._members.get(level)
+        if found is None:
+            group, live = self.groups(level), self.live
+            found = {}
+            if group is not None:
+                for j, g in enumerate(group):
+                    if g != j and live[j]:
+                        found.setdefault(g, [g]).append(j)
+            self._members[level] = found
+        return found.get(gid, [gid])
+
+    def content_of(self, sha256: str) -> Optional[int]:
+        """The live global content id of the file with this SHA-256 (hex), None if unknown."""
+        if self._by_hash is None:
+            by_hash: Dict[str, int] = {}
+            for s, seg in enumerate(self.segments):
+                raw = seg.c.read("content_hash")
+                base = self.content_base[s]
+                for j in range(len(raw) // 32):
+                    by_hash.setdefault(raw[32 * j : 32 * j + 32].hex(), base + j)
+            self._by_hash = by_hash
+        return self._by_hash.get(sha256)
+
+    def group_key(self, level: str, gcid: int) -> str:
+        """The name of content ``gcid``'s group at ``level``: the SHA-256 (hex) of the
+        group's first file (its own for "none")."""
+        group = self.groups(level)
+        s, j = self.seg_of(group[gcid] if group is not None else gcid)
+        return self.segments[s].content_hash(j)
 
     def seg_of(self, gcid: int) -> Tuple[int, int]:
         """Global content id → (segment index, content id local to that segment)."""
