@@ -111,19 +111,22 @@ def test_bucket_count_is_a_power_of_two_near_half_the_terms() -> None:
 def test_every_term_is_found_in_its_bucket() -> None:
     words = [f"term{i}" for i in range(40)] + ["ünïcödé", "x" * 256]
     postings = {w: [i << 8 | 1, (i + 50) << 8 | 3] for i, w in enumerate(words)}
-    d = term_dictionary(postings)
+    fields = {"term3": [7 << 8 | 1], "only-field": [2 << 8 | 2]}
+    d = term_dictionary(postings, fields)
     assert d.n_terms == 41 and d.n_buckets == 32  # the 256-byte term is left out
-    assert d.vocab.split(b"\n") == sorted(w.encode() for w in words[:-1])
+    assert d.n_field_terms == 2
+    assert d.vocab.split(b"\n") == sorted(w.encode() for w in words[:-1])  # chunk terms
     offsets = array("I")
     offsets.frombytes(d.buckets)
     assert len(offsets) == d.n_buckets + 1 and offsets[-1] == len(d.rows)
-    for w in words[:-1]:
+    for w in words[:-1] + ["only-field"]:
         tb = w.encode("utf-8")
         b = zlib.crc32(tb) & (d.n_buckets - 1)
         found = find_term(d.rows[offsets[b] : offsets[b + 1]], tb)
         assert found is not None
-        start, count = found
-        assert d.postings[start : start + count] == postings[w]
+        start, count, fstart, fcount = found
+        assert d.postings[start : start + count] == postings.get(w, [])
+        assert d.field_postings[fstart : fstart + fcount] == fields.get(w, [])
     b = zlib.crc32(b"absent") & (d.n_buckets - 1)
     assert find_term(d.rows[offsets[b] : offsets[b + 1]], b"absent") is None
 

@@ -119,7 +119,7 @@ class Generation:
         self._field_key = (-1.0, -1.0)
         self._live: Optional[bytes] = None
         self._groups: Dict[str, array[int]] = {}
-        self._members: Dict[str, Dict[int, List[int]]] = {}
+        self._next: Dict[str, array[int]] = {}
         self._by_hash: Optional[Dict[str, int]] = None
 
     def close(self) -> None:
@@ -177,23 +177,25 @@ class Generation:
         found = self._groups.get(level)
         if found is None:
             found = self.merge.ints(f"{level}_group", "I")
-            if len(found) != len(self.content_kinds) or any(g >= len(found) for g in found):
+            if len(found) != len(self.content_kinds) or (found and max(found) >= len(found)):
                 raise damaged(f"{self.merge.path.name}: tables disagree")
             self._groups[level] = found
         return found
 
     def members(self, level: str, gid: int) -> List[int]:
         """The live contents of group ``gid`` at ``level``, ascending (``[gid]`` alone)."""
-        found = self._members.get(level)
-        if found is None:
-            group, live = self.groups(level), self.live
-            found = {}
-            if group is not None:
-                for j, g in enumerate(group):
-                    if g != j and live[j]:
-                        found.setdefault(g, [g]).append(j)
-            self._members[level] = found
-        return found.get(gid, [gid])
+        nxt = self._next.get(level)
+        if nxt is None:
+            nxt = self.merge.ints(f"{level}_next", "I")
+            if len(nxt) != len(self.content_kinds) or (nxt and max(nxt) >= len(nxt)):
+                raise damaged(f"{self.merge.path.name}: tables disagree")
+            self._next[level] = nxt
+        out = [gid]
+        j = nxt[gid]
+        while j != gid and len(out) <= len(nxt):
+            out.append(j)
+            j = nxt[j]
+        return out
 
     def content_of(self, sha256: str) -> Optional[int]:
         """The live global content id of the file with this SHA-256 (hex), None if unknown."""

@@ -58,14 +58,19 @@ def hit(
             raise damaged(f"{gen.segments[s].c.path.name}: bad content record") from exc
         path = os.path.join(gen.roots[rep_seg], rep.path)
         snippet = read_snippet(path, size, file_crc, (start, end), (bs, be, crc), rep.description)
+    sha = gen.segments[s].content_hash(j)
+    if group is None:
+        key = None
+    else:  # a group is named by its first file: mostly the file itself
+        key = sha if group[gcid] == gcid else gen.group_key(level, gcid)
     return Hit(
         entry=rep,
         score=score,
         snippet=snippet,
         also_in=also,
         ranks={"bm25": rank},
-        content_hash=gen.segments[s].content_hash(j),
-        group=gen.group_key(level, gcid) if group is not None else None,
+        content_hash=sha,
+        group=key,
     )
 
 

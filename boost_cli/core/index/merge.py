@@ -144,7 +144,9 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
         ("content_kinds", bytes(content_kinds)),
         ("field_dl", to_le(field_dl)),
         ("key_group", to_le(by_key)),
+        ("key_next", to_le(_next_member(by_key, owner.values()))),
         ("near_group", to_le(near)),
+        ("near_next", to_le(_next_member(near, owner.values()))),
     ]
     return pack(MERGE_MAGIC, meta, sections), meta
 
@@ -160,3 +162,20 @@ def _group_stats(group: Sequence[int], live: Iterable[int]) -> Dict[str, int]:
         "merged": sum(1 for n in sizes.values() if n > 1),
         "members": sum(n for n in sizes.values() if n > 1),
     }
+
+
+def _next_member(group: Sequence[int], live: Iterable[int]) -> array[int]:
+    """Per content the next live member of its group, ascending and round (the last one
+    points back to the first); a content alone, or dead, points to itself. A query lists
+    a hit's group by following these from its first member, without a scan."""
+    nxt = array("I", range(len(group)))
+    last: Dict[int, int] = {}
+    for j in sorted(live):
+        g = group[j]
+        prev = last.get(g)
+        if prev is not None:
+            nxt[prev] = j
+        last[g] = j
+    for g, j in last.items():
+        nxt[j] = g
+    return nxt

@@ -55,19 +55,22 @@ def accumulate(
     """Every chunk's BM25 score for the query terms (term → weight, e.g.
     `tokenize.query_weights`: a weight multiplies the term's idf), and with ``field`` =
     (weight, k1, b) every entry field's; None when no term is known."""
-    # Phase 1: each term's postings in every segment, and its exact df over live chunks.
+    # Phase 1: each term's postings in every segment (one dictionary row gives the chunk
+    # and the entry-field postings), and its exact df over live chunks.
     found: List[Tuple[float, List[Tuple[int, List[int], bytes]]]] = []
-    terms: List[Tuple[float, bytes, int]] = []
+    field_parts: List[Tuple[float, List[Tuple[int, List[int], bytes]]]] = []
     for term, weight in weights.items():
         if weight <= 0.0:
             continue
         tb = term.encode("utf-8")
         crc = zlib.crc32(tb)
-        terms.append((weight, tb, crc))
         parts: List[Tuple[int, List[int], bytes]] = []
+        fparts: List[Tuple[int, List[int], bytes]] = []
         df = 0
         for s, seg in enumerate(gen.segments):
-            got = seg.postings(tb, crc)
+            got, fgot = seg.lookup(tb, crc)
+            if fgot is not None:
+                fparts.append((s, fgot[0].tolist(), fgot[1]))
             if got is None:
                 continue
             ids = got[0].tolist()
@@ -81,7 +84,9 @@ def accumulate(
             parts.append((s, ids, got[1]))
         if df:
             found.append((bm25.idf(df, gen.n) * weight, parts))
-    scores = _field_scores(gen, terms, *field) if field[0] > 0.0 else {}
+        if fparts:
+            field_parts.append((weight, fparts))
+    scores = _field_scores(gen, field_parts, *field) if field[0] > 0.0 else {}
     if not found and not scores:
         return None
     # Phase 2: add up idf × tf-part, tf-parts looked up in the chunk's length row. Plain
@@ -100,33 +105,35 @@ def accumulate(
 
 
 def _field_scores(
-    gen: Generation, terms: List[Tuple[float, bytes, int]], alpha: float, k1: float, b: float
+    gen: Generation,
+    terms: List[Tuple[float, List[Tuple[int, List[int], bytes]]]],
+    alpha: float,
+    k1: float,
+    b: float,
 ) -> Dict[int, float]:
-    """Global content id → alpha × BM25 of its entry field, over live contents."""
+    """Global content id → alpha × BM25 of its entry field, over live contents; ``terms``
+    are (weight, per segment its local content ids and tfs)."""
     out: Dict[int, float] = {}
     if not gen.field_n:
         return out
     live = gen.live
     rows = gen.field_rows(k1, b)
     n_contents = len(live)
-    for weight, tb, crc in terms:
-        parts: List[Tuple[List[int], bytes]] = []
+    for weight, parts in terms:
+        gparts: List[Tuple[List[int], bytes]] = []
         df = 0
-        for s, seg in enumerate(gen.segments):
-            got = seg.field_postings(tb, crc)
-            if got is None:
-                continue
+        for s, local, tfs in parts:
             base = gen.content_base[s]
-            ids = [base + j for j in got[0].tolist()]
+            ids = [base + j for j in local]
             if ids and ids[-1] >= n_contents:
-                raise damaged(f"{seg.c.path.name}: postings out of bounds")
+                raise damaged(f"{gen.segments[s].c.path.name}: postings out of bounds")
             df += sum([live[g] for g in ids])
-            parts.append((ids, got[1]))
+            gparts.append((ids, tfs))
         if not df:
             continue
         w = alpha * weight * bm25.idf(df, gen.field_n)
         get = out.get
-        for ids, tfs in parts:
+        for ids, tfs in gparts:
             for g, tf in zip(ids, tfs):
                 if live[g]:
                     out[g] = get(g, 0.0) + rows[g][tf] * w
@@ -238,16 +245,15 @@ def aggregate(
         best.pop(DEAD, None)
         state = _TopGroups(k)
 
-        # Contents with a chunk above the cut, in descending upper bound.
-        bounds = sorted(
-            [
-                (bound(acc[c], first_chunk[j + 1] - first_chunk[j]) + fget(j, 0.0), j)
-                for j, c in best.items()
-            ],
-            key=lambda x: (-x[0], x[1]),
-        )
-        for ub, j in bounds:
-            if state.kth() > ub:
+        # Contents with a chunk above the cut, in descending upper bound (negated: a plain
+        # tuple sort, no key function).
+        bounds = [
+            (-(bound(acc[c], first_chunk[j + 1] - first_chunk[j]) + fget(j, 0.0)), j)
+            for j, c in best.items()
+        ]
+        bounds.sort()
+        for negative, j in bounds:
+            if state.kth() > -negative:
                 break
             take(state, j, best[j])
         # A content left out scores at most `ceiling` from its chunks (0.0 when no chunk
@@ -259,11 +265,10 @@ def aggregate(
         # Contents whose chunks are all below the cut: only a field score can lift them.
         if field:
             kth = state.kth()
-            lifted = sorted(
-                [(f, j) for j, f in field.items() if ceiling + f >= kth and j not in best],
-                key=lambda x: (-x[0], x[1]),
-            )
-            for f, j in lifted:
+            lifted = [(-f, j) for j, f in field.items() if ceiling + f >= kth and j not in best]
+            lifted.sort()
+            for negative, j in lifted:
+                f = -negative
                 if state.kth() > ceiling + f:
                     break  # by descending field score: no later one can reach the k-th
                 start, end = first_chunk[j], first_chunk[j + 1]

@@ -17,7 +17,7 @@ from array import array
 from itertools import accumulate
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from boost_cli.core.atomic import write_bytes
 from boost_cli.core.binio import from_le, to_le
@@ -96,10 +96,7 @@ def segment_bytes(
         contents.sketches.append(sketch(chunked.body_terms))
     fields: Dict[str, List[int]] = {}
     invert(fields, 0, contents.field_terms)  # a field posting's id is the content id
-    packed = pack_segment(
-        snap, key, contents, chunks, term_dictionary(postings), term_dictionary(fields)
-    )
-    return packed, skipped
+    return pack_segment(snap, key, contents, chunks, term_dictionary(postings, fields)), skipped
 
 
 def pack_segment(
@@ -108,7 +105,6 @@ def pack_segment(
     contents: ContentTable,
     chunks: ChunkTable,
     terms: TermDictionary,
-    fields: TermDictionary,
 ) -> bytes:
     """The segment file: its tables as sections, and what the reader needs in the meta."""
     flat = terms.postings
@@ -134,10 +130,8 @@ def pack_segment(
         ("content_hash", b"".join(contents.hashes)),
         ("content_off", to_le(array("I", accumulate(map(len, content_json), initial=0)))),
         ("content_json", b"".join(content_json)),
-        ("field_buckets", fields.buckets),
-        ("field_rows", fields.rows),
-        ("field_ids", to_le(array(field_code, map((8).__rrshift__, fields.postings)))),
-        ("field_tfs", bytes(map((0xFF).__and__, fields.postings))),
+        ("field_ids", to_le(array(field_code, map((8).__rrshift__, terms.field_postings)))),
+        ("field_tfs", bytes(map((0xFF).__and__, terms.field_postings))),
         ("field_dl", to_le(array("H", (min(len(t), DL_MAX) for t in contents.field_terms)))),
         ("content_name", "\n".join(contents.names).encode("utf-8")),
         ("listing_off", to_le(array("I", accumulate(map(len, keys), initial=0)))),
@@ -153,15 +147,14 @@ def pack_segment(
         "id_code": id_code,
         "buckets": terms.n_buckets,
         "field_code": field_code,
-        "field_buckets": fields.n_buckets,
         "counts": {
             "entries": sum(len(x) for x in contents.entries),
             "contents": len(contents),
             "chunks": len(chunks),
             "terms": terms.n_terms,
             "postings": len(flat),
-            "field_terms": fields.n_terms,
-            "field_postings": len(fields.postings),
+            "field_terms": terms.n_field_terms,
+            "field_postings": len(terms.field_postings),
         },
     }
     return pack(SEGMENT_MAGIC, meta, sections)
@@ -175,39 +168,7 @@ def segment_job(args: Tuple[TapSnapshot, IndexParams, bool, str, str]) -> Tuple[
     return snap.name, skipped
 
 
-_TERM_SECTIONS = ("dict_buckets", "dict_rows", "post_ids", "post_tfs")  # chunk terms
-_FIELD_SECTIONS = ("field_buckets", "field_rows", "field_ids", "field_tfs")  # entry fields
-
-
-class _Dictionary:
-    """One hash-bucketed term dictionary of a segment and the postings it points into."""
-
-    def __init__(self, c: Container, sections: Sequence[str], n_buckets: int, id_code: str) -> None:
-        if id_code not in ("H", "I") or n_buckets < 1 or n_buckets & (n_buckets - 1):
-            raise damaged(f"{c.path.name} has a bad table of contents")
-        self.c = c
-        self.n_buckets = n_buckets
-        self.id_code = id_code
-        self.width = 2 if id_code == "H" else 4
-        self.buckets, self.rows, self.ids, self.tfs = map(c.span, sections)
-        if self.buckets[1] != 4 * (n_buckets + 1):
-            raise damaged(f"{c.path.name}: bad length of {sections[0]}")
-
-    def postings(self, term: bytes, crc: int) -> Optional[Tuple[array[int], bytes]]:
-        """The term's postings: (ids, ascending; tfs), None when the term is not here."""
-        c = self.c
-        bucket = crc & (self.n_buckets - 1)
-        lo, hi = _U32X2.unpack(c.slice(self.buckets, 4 * bucket, 4 * bucket + 8))
-        try:
-            found = find_term(c.slice(self.rows, lo, hi), term)
-        except ValueError as exc:
-            raise damaged(f"{c.path.name}: bad dictionary row") from exc
-        if found is None:
-            return None
-        start, count = found
-        w = self.width
-        ids = from_le(self.id_code, c.slice(self.ids, start * w, (start + count) * w))
-        return ids, c.slice(self.tfs, start, start + count)
+Postings = Tuple["array[int]", bytes]  # (ids ascending, tfs)
 
 
 class Segment:
@@ -223,29 +184,61 @@ class Segment:
                 self.root = Path(meta["root"])
                 self.commit = str(meta["commit"])
                 self.counts: Dict[str, int] = {k: int(v) for k, v in meta["counts"].items()}
-                self.terms = _Dictionary(
-                    c, _TERM_SECTIONS, int(meta["buckets"]), str(meta["id_code"])
-                )
-                self.fields = _Dictionary(
-                    c, _FIELD_SECTIONS, int(meta["field_buckets"]), str(meta["field_code"])
-                )
+                self.n_buckets = n = int(meta["buckets"])
+                codes = (str(meta["id_code"]), str(meta["field_code"]))
             except (KeyError, TypeError, ValueError) as exc:
                 raise damaged(f"{path.name} has a bad table of contents") from exc
+            if n < 1 or n & (n - 1) or any(code not in ("H", "I") for code in codes):
+                raise damaged(f"{path.name} has a bad table of contents")
+            self.id_code, self.field_code = codes
+            self._buckets = c.span("dict_buckets")
+            self._rows = c.span("dict_rows")
+            self._ids = c.span("post_ids")
+            self._tfs = c.span("post_tfs")
+            self._field_ids = c.span("field_ids")
+            self._field_tfs = c.span("field_tfs")
             self._coff = c.span("content_off")
             self._cjson = c.span("content_json")
             self._chash = c.span("content_hash")
             self._cspan = c.span("chunk_span")
+            if self._buckets[1] != 4 * (n + 1):
+                raise damaged(f"{path.name}: bad length of dict_buckets")
         except BaseException:
             c.close()
             raise
 
-    def postings(self, term: bytes, crc: int) -> Optional[Tuple[array[int], bytes]]:
-        """The term's chunk postings here: (chunk ids local to this segment, ascending; tfs)."""
-        return self.terms.postings(term, crc)
+    def lookup(self, term: bytes, crc: int) -> Tuple[Optional[Postings], Optional[Postings]]:
+        """The term's postings here, from one dictionary row: in the chunks (local chunk
+        ids) and in the entry fields (local content ids); None where it has none."""
+        c = self.c
+        bucket = crc & (self.n_buckets - 1)
+        lo, hi = _U32X2.unpack(c.slice(self._buckets, 4 * bucket, 4 * bucket + 8))
+        try:
+            found = find_term(c.slice(self._rows, lo, hi), term)
+        except ValueError as exc:
+            raise damaged(f"{c.path.name}: bad dictionary row") from exc
+        if found is None:
+            return None, None
+        first, count, ffirst, fcount = found
+        return (
+            self._read(self._ids, self._tfs, self.id_code, first, count),
+            self._read(self._field_ids, self._field_tfs, self.field_code, ffirst, fcount),
+        )
 
-    def field_postings(self, term: bytes, crc: int) -> Optional[Tuple[array[int], bytes]]:
-        """The term's entry-field postings here: (local content ids, ascending; tfs)."""
-        return self.fields.postings(term, crc)
+    def _read(
+        self, ids: Tuple[int, int], tfs: Tuple[int, int], code: str, first: int, count: int
+    ) -> Optional[Postings]:
+        if not count:
+            return None
+        w = 2 if code == "H" else 4
+        c = self.c
+        return from_le(code, c.slice(ids, first * w, (first + count) * w)), c.slice(
+            tfs, first, first + count
+        )
+
+    def postings(self, term: bytes, crc: int) -> Optional[Postings]:
+        """The term's chunk postings here: (chunk ids local to this segment, ascending; tfs)."""
+        return self.lookup(term, crc)[0]
 
     def record(self, j: int) -> Dict[str, Any]:
         """Content ``j``'s record: its entries (dicts), and its file's size and CRC32."""
