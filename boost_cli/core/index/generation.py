@@ -118,8 +118,7 @@ class Generation:
         self._field_rows: Optional[List[_TfRow]] = None
         self._field_key = (-1.0, -1.0)
         self._live: Optional[bytes] = None
-        self._groups: Dict[str, array[int]] = {}
-        self._next: Dict[str, array[int]] = {}
+        self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
         self._by_hash: Optional[Dict[str, int]] = None
 
     def close(self) -> None:
@@ -133,13 +132,9 @@ class Generation:
         Built on the first query and kept while k1 and b stay the same.
         """
         if self._rowref is None or self._rowref_key != (k1, b):
-            dl = self.merge.ints("chunk_dl", "H")
-            if len(dl) != len(self.chunk_content):
-                raise damaged(f"{self.merge.path.name}: tables disagree")
-            rows = _Rows(self.avgdl, k1, b)
+            rows = self._length_rows("chunk_dl", len(self.chunk_content), self.avgdl, k1, b)
             self._rowref = [
-                list(map(rows.__getitem__, dl[base : base + n]))
-                for base, n in zip(self.chunk_base, self.seg_chunks)
+                rows[base : base + n] for base, n in zip(self.chunk_base, self.seg_chunks)
             ]
             self._rowref_key = (k1, b)
         return self._rowref
@@ -150,13 +145,17 @@ class Generation:
         Built on the first query and kept while k1 and b stay the same.
         """
         if self._field_rows is None or self._field_key != (k1, b):
-            dl = self.merge.ints("field_dl", "H")
-            if len(dl) != len(self.content_kinds):
-                raise damaged(f"{self.merge.path.name}: tables disagree")
-            rows = _Rows(self.field_avgdl, k1, b)
-            self._field_rows = list(map(rows.__getitem__, dl))
+            n = len(self.content_kinds)
+            self._field_rows = self._length_rows("field_dl", n, self.field_avgdl, k1, b)
             self._field_key = (k1, b)
         return self._field_rows
+
+    def _length_rows(self, section: str, n: int, avgdl: float, k1: float, b: float) -> List[_TfRow]:
+        """The tf-part row of each length in the merge's u16 ``section`` (``n`` of them)."""
+        dl = self.merge.ints(section, "H")
+        if len(dl) != n:
+            raise damaged(f"{self.merge.path.name}: tables disagree")
+        return list(map(_Rows(avgdl, k1, b).__getitem__, dl))
 
     @property
     def live(self) -> bytes:
@@ -172,30 +171,27 @@ class Generation:
     def groups(self, level: str) -> Optional[array[int]]:
         """Per global content the id of its group at collapse ``level`` (`params.COLLAPSE`):
         the group's first live content; None for "none"."""
-        if level == "none":
-            return None
-        found = self._groups.get(level)
-        if found is None:
-            found = self.merge.ints(f"{level}_group", "I")
-            if len(found) != len(self.content_kinds) or (found and max(found) >= len(found)):
-                raise damaged(f"{self.merge.path.name}: tables disagree")
-            self._groups[level] = found
-        return found
+        return None if level == "none" else self._content_ids(f"{level}_group")
 
     def members(self, level: str, gid: int) -> List[int]:
         """The live contents of group ``gid`` at ``level``, ascending (``[gid]`` alone)."""
-        nxt = self._next.get(level)
-        if nxt is None:
-            nxt = self.merge.ints(f"{level}_next", "I")
-            if len(nxt) != len(self.content_kinds) or (nxt and max(nxt) >= len(nxt)):
-                raise damaged(f"{self.merge.path.name}: tables disagree")
-            self._next[level] = nxt
+        nxt = self._content_ids(f"{level}_next")
         out = [gid]
         j = nxt[gid]
         while j != gid and len(out) <= len(nxt):
             out.append(j)
             j = nxt[j]
         return out
+
+    def _content_ids(self, section: str) -> array[int]:
+        """A merge section of one content id per content, read once and bounds-checked."""
+        found = self._id_tables.get(section)
+        if found is None:
+            found = self.merge.ints(section, "I")
+            if len(found) != len(self.content_kinds) or (found and max(found) >= len(found)):
+                raise damaged(f"{self.merge.path.name}: tables disagree")
+            self._id_tables[section] = found
+        return found
 
     def content_of(self, sha256: str) -> Optional[int]:
         """The live global content id of the file with this SHA-256 (hex), None if unknown."""
