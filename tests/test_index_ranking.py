@@ -188,6 +188,10 @@ def random_corpus(tmp_path: Path, rng: random.Random) -> list:
             rel = f"{folder}/{ext}" if ext == "SKILL.md" else f"{folder}-{ext}"
             files[rel] = body
             desc[rel] = text
+        for k in range(3):  # ties: the same terms (one-letter words are not indexed)
+            tie = f"tie{tap}{k}x"  # names that share no word and no query term
+            files[f"{tie}/SKILL.md"] = bodies[t] + f"\n<!-- {'xyz'[k]} -->\n"
+            desc[f"{tie}/SKILL.md"] = ""
         taps.append(make_tap(tmp_path, tap, files, descriptions=desc))
     return taps
 
@@ -203,7 +207,7 @@ def test_pruned_top_k_equals_exhaustive_scoring(tmp_path: Path, seed: int) -> No
         group = gen.groups(level)
         assert group is not None and any(len(gen.members(level, g)) > 1 for g in set(group))
     assert len(set(gen.groups("near") or ())) < len(set(gen.groups("key") or ()))
-    checked = 0
+    checked = ties = 0
     for _ in range(60):
         weights = {
             term: rng.choice((1.0, 2.0, 0.7, 0.25))
@@ -230,10 +234,12 @@ def test_pruned_top_k_equals_exhaustive_scoring(tmp_path: Path, seed: int) -> No
         for h in hits:
             assert kind is None or h.entry.kind == kind
             assert taps is None or h.entry.tap in taps
+        scores = [score for score, _ in got]
+        ties += len(scores) - len(set(scores))
         if level != "none":
             assert len({h.group for h in hits}) == len(hits)
         checked += len(hits)
-    assert checked > 300
+    assert checked > 300 and ties > 10
 
 
 def test_ties_are_broken_by_content_order(tmp_path: Path) -> None:
@@ -245,6 +251,24 @@ def test_ties_are_broken_by_content_order(tmp_path: Path) -> None:
     assert [h.entry.name for h in hits] == ["a", "b"]
     assert hits[0].score == hits[1].score
     assert [h.entry.name for h in query("breaker", k=4)] == ["a", "b", "c", "d"]
+
+
+def test_a_tie_with_a_looser_bound_is_not_skipped(tmp_path: Path) -> None:
+    # "b-one" (1 chunk) and "k-two" (3 chunks, the first the same as b-one's) score the
+    # same, but k-two's bound is higher (its lse slack: T ln 3), so it is scored first and
+    # sets the k-th score; b-one's bound equals that score, and it must still be scored:
+    # equal scores rank the smaller content id first.
+    one = "## Part\n\nzebra crossing rules. " + "plain words here. " * 45 + "\n"
+    two = one + "\n## Other\n\n" + "unrelated filler words here. " * 60
+    files = {"b-one/SKILL.md": one, "k-two/SKILL.md": two}
+    index.build([make_tap(tmp_path, "t", files)], **NO_PREFIX)
+    reader = open_reader()
+    gen = generation(reader)
+    assert [len(range(*gen.chunk_range(j))) for j in range(2)] == [1, 3]
+    full = reader.query("zebra", k=2, snippets=False)
+    assert full[0].score == full[1].score
+    (top,) = reader.query("zebra", k=1, snippets=False)
+    assert top.entry.name == "b-one"
 
 
 # --------------------------------------------------------------------------- near-duplicates

@@ -60,7 +60,9 @@ def byte_spans(text: str, spans: Sequence[Tuple[int, int]]) -> List[Tuple[int, i
 
 
 class Chunked(NamedTuple):
-    """A file chunked: its chunks, and the terms of its whole body (for its sketch)."""
+    """A file chunked: its chunks, and the terms of its body for its sketch (`neardup`):
+    the chunks' own terms one after the other (no prefix; the overlaps only repeat
+    shingles, so the body is not tokenized a second time)."""
 
     rows: List[ChunkRow]
     body_terms: List[str]
@@ -100,8 +102,10 @@ def chunk_file(entry: Entry, data: bytes, tap: str, params: IndexParams, prefix:
     spans = byte_spans(text, [(s, e) for s, e, _, _ in chunks]) if valid else None
     prefixes: Dict[Tuple[str, ...], List[str]] = {}
     rows = []
+    body_terms: List[str] = []
     for n, (start, end, heading, score_text) in enumerate(chunks):
         terms = tokenize(score_text)
+        body_terms += terms
         if prefix:
             head = prefixes.get(heading)
             if head is None:
@@ -114,7 +118,7 @@ def chunk_file(entry: Entry, data: bytes, tap: str, params: IndexParams, prefix:
             rows.append(ChunkRow(start, end, bs, be, zlib.crc32(head_bytes[bs:be]), terms))
         else:
             rows.append(ChunkRow(start, end, NO_SPAN, NO_SPAN, 0, terms))
-    return Chunked(rows, tokenize(body))
+    return Chunked(rows, body_terms)
 
 
 class ContentTable:

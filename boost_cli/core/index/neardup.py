@@ -27,8 +27,8 @@ import hashlib
 import re
 from array import array
 from bisect import bisect_left
-from itertools import combinations, compress
-from operator import eq, xor
+from itertools import combinations, compress, repeat
+from operator import and_, eq, rshift, xor
 from typing import Dict, List, Sequence, Set, Tuple
 
 from boost_cli.core.binio import from_le, to_le
@@ -37,10 +37,10 @@ SHINGLE = 3  # terms per shingle
 BINS = 128  # sketch length: one minimum per bin of the 32-bit shingle hash space
 BAND = 4  # u16 sketch values per LSH band, one u64 (32 bands: J = 0.75 shares one w.p. > 0.9999)
 MIN_SHINGLES = 8  # a body with fewer shingles is too short to compare (only its key counts)
+MAX_TERMS = 1000  # a body's sketch is of its first terms (all of 2/3 of the corpus's bodies)
 JACCARD_MIN = 0.75  # estimated body overlap that, with related names, makes one group
 KEY_BYTES = 8  # listing keys are stored as the first 8 bytes of their SHA-256
 _BIN_SHIFT = 32 - (BINS.bit_length() - 1)  # a hash's bin: its top bits
-_BIN_WIDTH = 1 << _BIN_SHIFT
 _ROTATE = 0x9E37  # densification: added per bin of distance to the bin a value is borrowed from
 _WORD = re.compile(r"[^\W_]+")
 _GENERIC_STEMS = {"skill", "readme", "index", "agent", "agents", "claude", "rule", "rules"}
@@ -48,31 +48,32 @@ NO_SKETCH = b"\xff" * (2 * BINS)  # the sketch of a body too short to compare
 
 
 class _TermHashes(Dict[str, int]):
-    """term → one of three independent 32-bit hashes of it; filled on first sight."""
-
-    def __init__(self, part: int) -> None:
-        super().__init__()
-        self.part = part
+    """term → three independent 32-bit hashes of it, packed in one int (bits 0-31, 32-63,
+    64-95); filled on first sight."""
 
     def __missing__(self, term: str) -> int:
         if len(self) >= _CACHE_LIMIT:
             self.clear()
         digest = hashlib.blake2b(term.encode("utf-8"), digest_size=12).digest()
-        value = self[term] = int.from_bytes(digest[4 * self.part : 4 * self.part + 4], "little")
+        value = self[term] = int.from_bytes(digest, "little")
         return value
 
 
 _CACHE_LIMIT = 1_000_000
-_HASHES = (_TermHashes(0), _TermHashes(1), _TermHashes(2))
+_HASHES = _TermHashes()
+_MASK = 0xFFFFFFFF
 
 
 def shingle_hashes(terms: Sequence[str]) -> List[int]:
-    """The distinct 32-bit hashes of the ``SHINGLE``-term windows of ``terms``, ascending.
+    """The distinct 32-bit hashes of the ``SHINGLE``-term windows of the first
+    `MAX_TERMS` of ``terms``, ascending.
 
     A window's hash is the XOR of its terms' hashes, each term hashed by the function of
     its position in the window (three independent hashes), so the work is C-level."""
-    first, second, third = (list(map(h.__getitem__, terms)) for h in _HASHES)
-    return sorted(set(map(xor, map(xor, first, second[1:]), third[2:])))
+    packed = list(map(_HASHES.__getitem__, terms[:MAX_TERMS]))
+    second = map(rshift, packed[1:], repeat(32))
+    third = map(rshift, packed[2:], repeat(64))
+    return sorted(set(map(and_, map(xor, map(xor, packed, second), third), repeat(_MASK))))
 
 
 def sketch(terms: Sequence[str]) -> bytes:
@@ -84,22 +85,16 @@ def sketch(terms: Sequence[str]) -> bytes:
     hashes = shingle_hashes(terms)
     if len(hashes) < MIN_SHINGLES:
         return NO_SKETCH
-    mins: List[int] = [-1] * BINS
-    n = len(hashes)
-    i = 0
+    # Hashes ascend, so the last write per bin (walking them backwards) is its minimum.
+    low = dict(zip(map(rshift, reversed(hashes), repeat(_BIN_SHIFT)), reversed(hashes)))
+    if len(low) == BINS:
+        return to_le(array("H", (low[b] & 0xFFFF for b in range(BINS))))
+    filled = sorted(low)
+    out = array("H", [0] * BINS)
     for b in range(BINS):
-        i = bisect_left(hashes, b * _BIN_WIDTH, i)
-        if i == n:
-            break
-        if hashes[i] < (b + 1) * _BIN_WIDTH:
-            mins[b] = hashes[i] & 0xFFFF
-    filled = [b for b in range(BINS) if mins[b] >= 0]
-    out = array("H", mins if len(filled) == BINS else [0] * BINS)
-    if len(filled) < BINS:
-        for b in range(BINS):
-            # the next filled bin at or after b, circularly, and how far it is
-            nxt = filled[bisect_left(filled, b) % len(filled)]
-            out[b] = (mins[nxt] + ((nxt - b) % BINS) * _ROTATE) & 0xFFFF
+        # the next filled bin at or after b, circularly, and how far it is
+        nxt = filled[bisect_left(filled, b) % len(filled)]
+        out[b] = (low[nxt] + ((nxt - b) % BINS) * _ROTATE) & 0xFFFF
     return to_le(out)
 
 
