@@ -21,7 +21,7 @@ from boost_cli.core.text import clip
 from boost_cli.core.tokenize import tokenize
 
 RERANK_POOL = 30  # candidates the reranker sees (docs/benchmarks.md: the pool that pays)
-WHY_CHARS = 160
+WHY_CHARS = 200  # as long as a reranker's why (rerank.MAX_WHY); wrapped under the name on a terminal
 MAX_KEYWORDS = 12
 MAX_KEYWORD_CHARS = 60
 
