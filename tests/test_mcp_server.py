@@ -504,3 +504,14 @@ def test_tool_description_and_instructions_teach_keywords(server: McpProcess) ->
     prop = search["inputSchema"]["properties"]["keywords"]
     assert prop["type"] == "array" and prop["maxItems"] == 12 and "e.g." in prop["description"]
     _assert_clean_exit(server)
+
+
+def test_a_rerank_asked_for_and_impossible_is_a_note(server: McpProcess) -> None:
+    server.initialize()
+    result = server.call_result("boost_search", {"query": "test my React app", "rerank": True})
+    data = result["structuredContent"]
+    assert data["results"][0]["id"] == "example:jest-runner"  # BM25 order stands
+    assert any(n.startswith("rerank skipped: no LLM available") for n in data["notes"])
+    plain = server.call_result("boost_search", {"query": "test my React app"})
+    assert plain["structuredContent"]["notes"] == []  # not asked: nothing to say
+    _assert_clean_exit(server)

@@ -198,9 +198,11 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
             limit=int(args.get("limit", SEARCH_LIMIT)),
             kind=args.get("kind"),
             taps=(args["tap"],) if args.get("tap") else (),
-            # The caller is an LLM already: reranking (a `claude -p` process or an API call)
-            # costs seconds per call, so it is opt-in here.
-            rerank="auto" if args.get("rerank") else "none",
+            # The caller is an LLM already: it writes the keywords itself (never expanded
+            # here), and reranking (a `claude -p` process or an API call) costs seconds per
+            # call, so it is opt-in; asked for and impossible, it says why in the notes.
+            rerank="required" if args.get("rerank") else "none",
+            expand="none",
             keywords=search.keyword_list(args.get("keywords") or ()),
         )
         result = search.run(opts, engines=engines)
