@@ -232,14 +232,8 @@ class FakeBackend:
         self.hits = list(hits)
         self.calls: List[Dict[str, object]] = []
 
-    def query(
-        self,
-        text: str,
-        k: int = 10,
-        kind: Optional[str] = None,
-        taps: Optional[Sequence[str]] = None,
-    ) -> List[Hit]:
-        self.calls.append({"text": text, "k": k, "kind": kind, "taps": taps})
+    def query(self, text: str = "", k: int = 10, **filters: object) -> List[Hit]:
+        self.calls.append({"text": text, "k": k, **filters})
         return self.hits[:k]
 
 
@@ -250,15 +244,25 @@ def test_with_keywords_appends_them_to_the_task() -> None:
     assert retrieval.with_keywords("fill pdf", ()) == "fill pdf"
 
 
-@pytest.mark.parametrize("adapter", [retrieval.BM25Retriever, retrieval.DenseRetriever])
-def test_engine_adapters_pass_the_query_down(adapter: Callable) -> None:
+def test_dense_engine_passes_the_query_down() -> None:
     backend = FakeBackend(dense_hits())
-    engine = adapter(backend)
+    engine = retrieval.DenseRetriever(backend)  # type: ignore[arg-type]
+    assert engine.name == "dense"
     got = engine.query("q", keywords=["w1", "w2"])
     assert got == retrieval.Retrieved(dense_hits()) and got.notes == ()
     assert backend.calls == [{"text": "q w1 w2", "k": 60, "kind": None, "taps": None}]
     engine.query("q", k=2, kind="rule", taps=["t"])
     assert backend.calls[-1] == {"text": "q", "k": 2, "kind": "rule", "taps": ["t"]}
+
+
+def test_bm25_engine_passes_k_and_filters_down() -> None:
+    backend = FakeBackend(bm25_hits())
+    engine = retrieval.BM25Retriever(backend)  # type: ignore[arg-type]
+    assert engine.name == "bm25"
+    assert engine.query("q").hits == bm25_hits() and backend.calls[-1]["k"] == 60
+    engine.query("q", k=2, kind="rule", taps=["t"])
+    call = backend.calls[-1]
+    assert (call["k"], call["kind"], call["taps"]) == (2, "rule", ["t"])
 
 
 def test_lexical_engine_returns_60_hits_by_default(tmp_path: Path) -> None:
@@ -380,3 +384,52 @@ def test_engines_keep_one_dense_index_per_home_and_embedder(
     monkeypatch.setenv("BOOST_HOME", str(tmp_path / "other-home"))
     other = engines.dense_index()
     assert other.path == paths.vectors_path() != dense_store and other.config == first.config
+
+
+def test_hybrid_fuses_a_near_duplicate_group_once() -> None:
+    # BM25 shows copy "x1" of a skill (group "g"); the dense engine finds copy "x2" (hash
+    # "h2", which the index puts in group "g") and a skill with the same name and
+    # description as BM25's "y" but no known group: each skill is one fused hit.
+    x1 = Entry("x", "skill", "X tool", "a", "x", "x/SKILL.md")
+    x2 = Entry("x-edited", "skill", "Another text", "b", "x", "x/SKILL.md")
+    y1 = Entry("Y", "skill", "Y tool!", "a", "y", "y/SKILL.md")
+    y2 = Entry("y", "skill", "y  tool", "c", "y", "y/SKILL.md")
+    bm25 = FakeEngine("bm25", [Hit(x1, 5.0, group="g", content_hash="h1"), Hit(y1, 4.0)])
+    dense = FakeEngine("dense", [Hit(x2, 0.9, content_hash="h2"), Hit(y2, 0.8)])
+    asked: List[List[str]] = []
+
+    def groups(hashes: Sequence[str]) -> Dict[str, str]:
+        asked.append(list(hashes))
+        return {"h2": "g"}
+
+    hits = retrieval.HybridRetriever(bm25, dense, groups=groups).query("q", k=10).hits
+    assert asked == [["h2"]]
+    assert [(h.entry.id, dict(h.ranks)) for h in hits] == [
+        ("a:x/SKILL.md", {"bm25": 1, "dense": 1}),
+        ("a:y/SKILL.md", {"bm25": 2, "dense": 2}),
+    ]
+    assert hits[0].also_in == ("b:x-edited",) and hits[1].also_in == ("c:y",)
+    # Without the index's groups the edited copy is a skill of its own.
+    alone = retrieval.HybridRetriever(bm25, dense).query("q", k=10).hits
+    assert [h.entry.id for h in alone] == ["a:y/SKILL.md", "a:x/SKILL.md", "b:x/SKILL.md"]
+
+
+def test_bm25_engine_weighs_keywords_below_the_task(repo_factory: Callable) -> None:
+    a = repo_factory(
+        "a",
+        {
+            "skills/jest/SKILL.md": skill("jest", "unit tests", "Use jest for unit tests."),
+            "skills/react/SKILL.md": skill("react", "react apps", "Build react apps."),
+        },
+    )
+    registry.add(str(a), name="a")
+    index.build(registry.snapshots())
+    choice = retrieval.get_retriever("bm25", current=current())
+    reader = index.open_index()
+    assert reader is not None
+    with reader:
+        got = choice.retriever.query("react", keywords=["jest"]).hits
+        weighted = reader.query(weights={"react": 1.0, "jest": 0.7})
+        assert [(h.entry.name, h.score) for h in got] == [(h.entry.name, h.score) for h in weighted]
+        concatenated = reader.query("react jest")
+        assert got[1].score < concatenated[1].score
