@@ -6,7 +6,15 @@ from typing import List, Optional, Tuple
 
 import pytest
 
-from boost_cli.core.fusion import collapse, fuse, merge_hits, minmax, rrf, weighted_minmax
+from boost_cli.core.fusion import (
+    collapse,
+    fuse,
+    fusion_keys,
+    merge_hits,
+    minmax,
+    rrf,
+    weighted_minmax,
+)
 from boost_cli.core.models import Entry, Hit
 
 
@@ -180,3 +188,36 @@ def test_merge_hits_fills_missing_fields_from_the_next_engine() -> None:
 def test_merge_hits_skips_unknown_ids_and_keeps_going() -> None:
     out = merge_hits([("tap:zzz", 1.0), ("tap:a/SKILL.md", 0.5)], {"bm25": bm25_hits()})
     assert [(h.entry.name, h.score) for h in out] == [("a", 0.5)]
+
+
+def test_fusion_keys_chain_group_hash_and_listing_evidence() -> None:
+    """One skill seen five ways: BM25's hit x1 (group G, hash H1); dense's copy of x1's file
+    (H1), an edited copy in group G that took y's name and description, and a copy of y.
+    Each pair shares a group, a hash or a listing, so all of them and y are one key."""
+
+    def hit(name: str, tap: str, rel: str, **fields: object) -> Hit:
+        e = Entry(name, "skill", f"{name} tool", tap, rel, f"{rel}/SKILL.md")
+        return Hit(e, 1.0, **fields)  # type: ignore[arg-type]
+
+    bm25 = [hit("x", "a", "x", group="G", content_hash="H1"), hit("y", "a", "y", content_hash="H2")]
+    dense = [
+        hit("x", "b", "x", content_hash="H1"),
+        hit("y", "c", "x3", group="G", content_hash="H3"),
+        hit("y", "d", "y", content_hash="H4"),
+    ]
+    keys = fusion_keys({"bm25": bm25, "dense": dense})
+    assert len(keys) == 5 and len(set(keys.values())) == 1
+    # Nothing shared: every entry keeps a key of its own.
+    apart = [hit("p", "a", "p", group="G1"), hit("q", "a", "q", content_hash="H9")]
+    assert len(set(fusion_keys({"bm25": apart, "dense": [hit("r", "b", "r")]}).values())) == 3
+    # A group on one side and the file's hash on the other are enough to fuse.
+    fused = fuse(
+        {
+            "bm25": [hit("x", "a", "x", group="G", content_hash="H1")],
+            "dense": [hit("z", "b", "z", content_hash="H1")],
+        },
+        5,
+    )
+    assert [(h.entry.qualified_name, dict(h.ranks)) for h in fused] == [
+        ("a:x", {"bm25": 1, "dense": 1})
+    ]
