@@ -84,6 +84,13 @@ def test_removed_and_new_taps_count_as_stale(two_taps: list, repo_factory: Calla
     choice = retrieval.get_retriever(current=current())
     assert choice.info["stale_taps"] == ["b", "c"]
     assert "out of date for 2 taps (b, c)" in choice.notes[0]
+    # The note names five of them at most.
+    many = {**current(), **{name: "1" for name in "defghi"}}
+    choice = retrieval.get_retriever(current=many)
+    assert choice.info["stale_taps"] == ["b", "c", "d", "e", "f", "g", "h", "i"]
+    assert choice.notes == [
+        "the search index is out of date for 8 taps (b, c, d, e, f) — run 'boost reindex'"
+    ]
 
 
 def test_stale_taps_and_tap_state() -> None:
@@ -117,8 +124,10 @@ def test_a_damaged_index_degrades_to_lexical_in_auto_mode(two_taps: list) -> Non
     (note,) = choice.notes  # the index's own fix, not the generic one
     assert note.startswith("search index unusable (the search index is damaged")
     assert note.endswith(") — run 'boost reindex --force'")
-    with pytest.raises(IndexUnavailable):
-        retrieval.get_retriever("bm25")
+    # Asked for by name, an engine that needs the index fails with the index's own error.
+    for engine in ("bm25", "hybrid"):
+        with pytest.raises(IndexUnavailable, match=r"^the search index is damaged \("):
+            retrieval.get_retriever(engine)
 
 
 def test_lexical_engine_collapses_copies_of_one_file(repo_factory: Callable) -> None:
