@@ -12,8 +12,9 @@ import sys
 from typing import Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, cast
 
 from boost_cli import __version__
-from boost_cli.core.errors import BoostError
+from boost_cli.core.errors import BoostError, from_os_error
 from boost_cli.core.models import ENGINES, KINDS
+from boost_cli.core.text import printable
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -126,6 +127,9 @@ def _add_show(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("name", help="NAME, TAP:NAME or TAP:PATH")
     p.add_argument("--json", action="store_true", help="entry fields and text as JSON")
+    p.add_argument(
+        "--raw", action="store_true", help="print the file as it is (control characters too)"
+    )
 
 
 def _add_reindex(sub: argparse._SubParsersAction) -> None:
@@ -243,24 +247,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return _command(args.command)(args)
+        try:
+            return _command(args.command)(args)
+        except BrokenPipeError:
+            return 0
+        except OSError as os_err:  # a full disk, a read-only BOOST_HOME: one line and the fix
+            raise from_os_error(os_err) from os_err
     except BoostError as err:
         if args.debug:
             import traceback
 
             traceback.print_exc()
-        print(f"boost: error: {err}", file=sys.stderr)
+        print(f"boost: error: {printable(err)}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print("boost: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 0
     except Exception as err:  # noqa: BLE001 - last-resort handler: one line, traceback with --debug
         if args.debug:
             raise
         print(
-            f"boost: internal error: {type(err).__name__}: {err} — rerun with --debug and report it",
+            f"boost: internal error: {type(err).__name__}: {printable(err)} — rerun with --debug and report it",
             file=sys.stderr,
         )
         return 1

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from boost_cli.commands.render import emit_json, out
+from boost_cli.commands import render
+from boost_cli.commands.render import emit_json
 from boost_cli.core import status
+from boost_cli.core.text import printable
+
+
+def out(text: str = "") -> None:
+    """`render.out` with control characters escaped: paths, reasons and tap names here may
+    come from the environment, the config or a registry."""
+    render.out(printable(text))
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

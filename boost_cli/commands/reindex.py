@@ -17,13 +17,16 @@ from boost_cli.core.models import TapSnapshot
 def cmd_reindex(args: argparse.Namespace) -> int:
     registry.require_taps(args.tap)
     t0 = time.perf_counter()
-    snaps = registry.snapshots()
-    report = indexing.reindex(
-        snaps, force=args.force, force_taps=args.tap, progress=progress("indexing")
-    )
-    result: Dict[str, Any] = {"bm25": report.to_dict(), "scan_seconds": round(report.seconds, 3)}
-    if args.dense:
-        result["dense"] = _dense(args, snaps)
+    with indexing.steady_snapshots() as snaps:
+        report = indexing.reindex(
+            snaps, force=args.force, force_taps=args.tap, progress=progress("indexing")
+        )
+        result: Dict[str, Any] = {
+            "bm25": report.to_dict(),
+            "scan_seconds": round(report.seconds, 3),
+        }
+        if args.dense:
+            result["dense"] = _dense(args, snaps)
     total = time.perf_counter() - t0
     result["seconds"] = round(total, 3)
     if args.json:

@@ -17,6 +17,7 @@ from boost_cli.commands.render import (
 )
 from boost_cli.core import indexing, registry
 from boost_cli.core.errors import BoostError, UsageError
+from boost_cli.core.text import printable
 
 
 def cmd_tap(args: argparse.Namespace) -> int:
@@ -51,13 +52,13 @@ def cmd_tap(args: argparse.Namespace) -> int:
             info, scan = registry.add(src, name=args.name)
         except BoostError as exc:
             if bulk and "already exists" in exc.message:
-                out(f"skip  {src}: already tapped")
+                out(f"skip  {printable(src)}: already tapped")
                 continue
             failures += 1
             results.append({"source": src, "error": str(exc)})
             if not bulk:
                 raise
-            err(f"fail  {src}: {exc}")
+            err(f"fail  {printable(src)}: {printable(exc)}")
             continue
         existing.add(info.name)
         results.append({**info.to_dict(), "warnings": len(scan.warnings)})
@@ -65,7 +66,11 @@ def cmd_tap(args: argparse.Namespace) -> int:
             warn = (
                 f" ({len(scan.warnings)} warnings: boost taps --warnings)" if scan.warnings else ""
             )
-            out(f"Tapped {info.name} at {short(info.commit)}: {counts_text(info.counts)}{warn}")
+            out(
+                printable(
+                    f"Tapped {info.name} at {short(info.commit)}: {counts_text(info.counts)}{warn}"
+                )
+            )
     tapped = sum(1 for r in results if "error" not in r)
     refreshed = _refresh(quiet=args.json) if tapped else None
     if args.json:
@@ -126,7 +131,8 @@ def cmd_taps(args: argparse.Namespace) -> int:
     rows = []
     for t in taps:
         missing = "" if t.root.is_dir() else " (clone missing: boost untap + tap again)"
-        rows.append([t.name, short(t.commit), counts_text(t.counts), t.updated, t.source + missing])
+        cells = [t.name, short(t.commit), counts_text(t.counts), t.updated, t.source + missing]
+        rows.append([printable(c) for c in cells])
     out(table(rows, ["TAP", "COMMIT", "ITEMS", "UPDATED", "SOURCE"]))
     if args.warnings:
         for t in taps:
@@ -134,9 +140,9 @@ def cmd_taps(args: argparse.Namespace) -> int:
                 continue
             warnings = registry.scan(t).warnings
             if warnings:
-                out(f"\n{t.name}: {len(warnings)} warnings")
+                out(f"\n{printable(t.name)}: {len(warnings)} warnings")
                 for w in warnings:
-                    out(f"  {w}")
+                    out(f"  {printable(w)}")
     else:
         n = sum(t.warnings for t in taps)
         if n:
@@ -147,7 +153,7 @@ def cmd_taps(args: argparse.Namespace) -> int:
 def cmd_untap(args: argparse.Namespace) -> int:
     for name in args.names:
         info = registry.remove(name)
-        out(f"Untapped {info.name}")
+        out(f"Untapped {printable(info.name)}")
     _refresh()
     return 0
 
@@ -158,8 +164,11 @@ def cmd_update(args: argparse.Namespace) -> int:
     for r in results:
         if r.error:
             failed += 1
-            err(f"fail  {r.name}: {r.error}")
-        elif r.old_commit == r.new_commit:
+            err(printable(f"fail  {r.name}: {r.error}"))
+            continue
+        if r.repaired:
+            out(f"{r.name}: put back at {short(r.old_commit)} after an interrupted update")
+        if r.old_commit == r.new_commit:
             out(f"{r.name}: up to date at {short(r.new_commit)}")
         else:
             out(
@@ -167,6 +176,6 @@ def cmd_update(args: argparse.Namespace) -> int:
             )
     if not results:
         out("No taps to update.")
-    if any(r.old_commit != r.new_commit for r in results if not r.error):
+    if any(r.old_commit != r.new_commit or r.repaired for r in results if not r.error):
         _refresh()
     return 1 if failed else 0
