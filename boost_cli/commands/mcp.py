@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from typing import Any, Dict, List, Optional
 
 from boost_cli.core import discover, lookup, records, registry, retrieval, search, status
-from boost_cli.core.mcp import Registry, Server, ToolResult
+from boost_cli.core.mcp import Registry, Server, ToolResult, log_to_stderr
 from boost_cli.core.models import KINDS
 
 SEARCH_INPUT = {
@@ -211,8 +210,8 @@ INSTRUCTIONS = (
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="boost mcp: %(levelname)s %(message)s"
-    )
+    log = log_to_stderr(logging.WARNING)  # never blocks on a client that ignores stderr
     Server(build_registry(), instructions=INSTRUCTIONS).serve_stdio()
+    if log is not None:
+        log.flush_for(0.5)
     return 0
