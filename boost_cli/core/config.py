@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, Optional
 
 from boost_cli.core import atomic, lock, paths
-from boost_cli.core.errors import ConfigError
+from boost_cli.core.errors import ConfigError, os_fix
 
 CONFIG_VERSION = 1
 # Nobody holds the config lock for more than a read and an atomic write; waiting longer
@@ -33,7 +33,7 @@ def load() -> Dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text", _fix(path)) from exc
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+        raise ConfigError(f"cannot read {path}: {exc.strerror}", os_fix(exc)) from exc
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:

@@ -104,11 +104,16 @@ _OS_FIXES = {
 _OS_FIX_OTHER = "check the path and its permissions, then retry"
 
 
+def os_fix(exc: OSError) -> str:
+    """What to do about ``exc``, by its errno."""
+    return _OS_FIXES.get(exc.errno or 0, _OS_FIX_OTHER)
+
+
 def from_os_error(exc: OSError) -> BoostError:
     """An OSError (full disk, read-only or misplaced BOOST_HOME, ...) as a one-line
     BoostError: what failed on which path, and what to do about it."""
     what = exc.strerror or str(exc) or type(exc).__name__
     where = exc.filename
     if isinstance(where, (str, bytes)):
-        what = f"{os.fsdecode(where)}: {what}"
-    return BoostError(f"cannot use {what}", _OS_FIXES.get(exc.errno or 0, _OS_FIX_OTHER))
+        what = f"cannot use {os.fsdecode(where)}: {what}"
+    return BoostError(what, os_fix(exc))
