@@ -15,7 +15,7 @@ from boost_cli.commands.render import (
     short,
     table,
 )
-from boost_cli.core import indexing, registry
+from boost_cli.core import http, indexing, registry
 from boost_cli.core.errors import BoostError, UsageError
 from boost_cli.core.text import printable
 
@@ -131,7 +131,8 @@ def cmd_taps(args: argparse.Namespace) -> int:
     rows = []
     for t in taps:
         missing = "" if t.root.is_dir() else " (clone missing: boost untap + tap again)"
-        cells = [t.name, short(t.commit), counts_text(t.counts), t.updated, t.source + missing]
+        source = http.redact(t.source)  # a source URL may carry a token
+        cells = [t.name, short(t.commit), counts_text(t.counts), t.updated, source + missing]
         rows.append([printable(c) for c in cells])
     out(table(rows, ["TAP", "COMMIT", "ITEMS", "UPDATED", "SOURCE"]))
     if args.warnings:
