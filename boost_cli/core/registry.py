@@ -471,14 +471,19 @@ def tidy() -> List[str]:
     return removed
 
 
+def _old_unguarded(folder: Path) -> bool:
+    """A staging folder with no lock file beside it (an older boost's), old enough that no
+    process can still be cloning into it."""
+    try:
+        return time.time() - folder.lstat().st_mtime >= STALE_STAGING_SECONDS
+    except FileNotFoundError:
+        return False
+
+
 def _reap_staging(folder: Path) -> bool:
     lock_file = folder.with_name(folder.name + ".lock")
     if not lock_file.exists():
-        try:
-            age = time.time() - folder.lstat().st_mtime
-        except FileNotFoundError:
-            return False
-        if age < STALE_STAGING_SECONDS:
+        if not _old_unguarded(folder):
             return False
         _remove_tree(folder)
         return True
@@ -509,7 +514,8 @@ def leftovers() -> List[str]:
             name = path.name
             if name.startswith(STAGING) and not name.endswith(".lock"):
                 lock_file = path.with_name(name + ".lock")
-                if lock.is_free(lock_file):
+                abandoned = lock.is_free(lock_file) if lock_file.exists() else _old_unguarded(path)
+                if abandoned:
                     out.append(f"repos/{name} is left from an interrupted 'boost tap'{_TIDY}")
             elif paths.is_tap_name(name) and name not in known:
                 out.append(f"repos/{name} is a clone no tap record claims{_TIDY}")
