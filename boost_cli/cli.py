@@ -116,6 +116,11 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
         "(e.g. 'jest, vitest, component tests'): they widen the search beyond your wording",
     )
     p.add_argument("--no-rerank", action="store_true", help="skip the LLM rerank (BM25 order)")
+    p.add_argument(
+        "--no-llm",
+        action="store_true",
+        help="use no LLM at all: no query expansion, no rerank (nothing leaves the machine)",
+    )
     p.add_argument("--engine", choices=ENGINES, help="force one engine")
 
 

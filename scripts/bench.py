@@ -428,7 +428,7 @@ def bench_warm(s: Setup, queries: Sequence[Dict[str, Any]], repeats: int) -> Dic
         reader.query(q["query"], k=10)
 
     def direct60(q: Dict[str, Any]) -> None:
-        reader.query(q["query"], k=search.CANDIDATES)
+        reader.query(q["query"], k=search.RERANK_POOL)
 
     out: Dict[str, Any] = {"reader_open_ms": open_ms}
     tasks = (("search_run_ms", pipeline), ("reader_k10_ms", direct10), ("reader_k60_ms", direct60))

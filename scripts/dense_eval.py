@@ -39,7 +39,7 @@ from eval import EVAL, aggregate, load_groups, load_queries, ranked_ids, score_q
 
 from boost_cli.core.models import Hit  # noqa: E402
 
-CANDIDATES = 60  # what `boost search` asks the retriever for (search.CANDIDATES)
+CANDIDATES = 60  # what the hybrid engine fuses per engine (fusion.DEPTH)
 METRICS = ("ndcg@10", "recall@10", "mrr@10", "success@1")
 RRF_KS = (5, 10, 20, 30, 60, 100)
 DENSE_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)

@@ -3,6 +3,8 @@
 
     python scripts/eval.py --home DIR [--engine lexical|bm25|dense|hybrid ...] [--queries FILE]
                            [--keywords FILE]
+    python scripts/eval.py --home DIR --pipeline plain,keywords,expand,rerank,both
+                           [--keywords FILE] [--llm-answers FILE ...] [--pending FILE]
 
 DIR is a BOOST_HOME where the shared corpus is tapped with tap name = registry folder
 (`python scripts/corpus.py --home DIR`, then `boost reindex`). Doc ids are
@@ -12,6 +14,13 @@ occurrence of a group counts, a group takes the best grade of its members.
 Without --home, a temporary home is prepared from the corpus. --keywords takes a JSONL file of
 ``{"id", "keywords": [...]}`` (e.g. ../shared/eval/dev-keywords.jsonl): each query is then
 searched with its keywords, as an agent calling boost_search with `keywords` would.
+
+--pipeline scores the whole `search.run` pipeline (shortlist of 10) in each mode: ``plain``
+(no keywords, no LLM), ``keywords`` (the --keywords file), ``expand`` (LLM query expansion),
+``rerank`` (LLM rerank over the user's words' candidates), ``both`` (expansion, then a
+rerank over the widened and the plain candidates), ``keywords+rerank``. The LLM answers come
+from --llm-answers (recorded: see scripts/recorded_llm.py), else from the configured backend;
+--pending collects the prompts that had no recorded answer.
 """
 
 from __future__ import annotations
@@ -141,6 +150,65 @@ def evaluate(
     }
 
 
+PIPELINES: Dict[str, Dict[str, Any]] = {
+    "plain": {"expand": "none", "rerank": "none", "keywords": False},
+    "keywords": {"expand": "none", "rerank": "none", "keywords": True},
+    "expand": {"expand": "auto", "rerank": "none", "keywords": False},
+    "rerank": {"expand": "none", "rerank": "auto", "keywords": False},
+    "both": {"expand": "auto", "rerank": "auto", "keywords": False},
+    "keywords+rerank": {"expand": "none", "rerank": "auto", "keywords": True},
+}
+
+
+def evaluate_pipeline(
+    mode: str,
+    queries: Sequence[Dict[str, Any]],
+    groups: Mapping[str, str],
+    keywords: Mapping[str, Sequence[str]],
+    client: Any = None,
+    engine: Optional[str] = None,
+    pool: Optional[int] = None,
+) -> Dict[str, Any]:
+    """Group-level metrics of the shortlists `search.run` gives in ``mode`` (`PIPELINES`)."""
+    from boost_cli.core import expand, retrieval, search
+
+    how = PIPELINES[mode]
+    engines = retrieval.Engines()
+    cache = expand.ExpansionCache(Path(tempfile.mkdtemp(prefix="boost-eval-expand-")))
+    per, times, failed = [], [], 0
+    for q in queries:
+        if client is not None:
+            client.query_id = q["id"]
+        opts = search.SearchOptions(
+            query=q["query"],
+            limit=10,
+            kind=q.get("kind"),
+            engine=engine,
+            rerank=how["rerank"],
+            expand=how["expand"],
+            keywords=tuple(keywords.get(q["id"], ())) if how["keywords"] else (),
+            rerank_pool=pool or search.RERANK_POOL,
+        )
+        t0 = time.perf_counter()
+        out = search.run(opts, engines=engines, client=client, cache=cache)
+        times.append((time.perf_counter() - t0) * 1000)
+        d = out.diagnostics
+        for stage in ("expansion", "rerank"):
+            if (d.get(stage) or {}).get("status") == "failed":
+                failed += 1
+        ranked = ranked_ids(out.hits)
+        m = score_query(ranked, q["relevant"], groups)
+        per.append({**m, "id": q["id"], "type": q["type"], "top": ranked[:3]})
+    label = mode if not pool else f"{mode}@{pool}"
+    return {
+        "engine": label,
+        "summary": aggregate(per),
+        "per_query": per,
+        "median_ms": statistics.median(times),
+        "llm_failures": failed,
+    }
+
+
 def print_summary(results: Sequence[Dict[str, Any]]) -> None:
     types = sorted({t for r in results for t in r["summary"]}, key=lambda t: (t != "all", t))
     print(f"{'engine':10} {'type':9} {'n':>3} {'nDCG@10':>8} {'R@10':>6} {'MRR@10':>7} {'S@1':>6}")
@@ -151,7 +219,8 @@ def print_summary(results: Sequence[Dict[str, Any]]) -> None:
                 print(
                     f"{r['engine']:10} {t:9} {int(s['n']):3d} {s['ndcg@10']:8.3f} {s['recall@10']:6.3f} {s['mrr@10']:7.3f} {s['success@1']:6.3f}"
                 )
-        print(f"{r['engine']:10} median query {r['median_ms']:.1f} ms")
+        failures = f", {r['llm_failures']} LLM calls failed" if r.get("llm_failures") else ""
+        print(f"{r['engine']:10} median query {r['median_ms']:.1f} ms{failures}")
 
 
 def prepare_home(home: Optional[Path]) -> Path:
@@ -177,6 +246,15 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="write full results (per query) here")
     ap.add_argument("--per-query", action="store_true", help="print each query's metrics")
     ap.add_argument("--keywords", type=Path, help="JSONL of {id, keywords}: search with them")
+    ap.add_argument(
+        "--pipeline",
+        help="comma-separated modes of the whole search pipeline: " + ", ".join(PIPELINES),
+    )
+    ap.add_argument(
+        "--llm-answers", type=Path, action="append", default=[], help="recorded LLM answers (JSONL)"
+    )
+    ap.add_argument("--pending", type=Path, help="write prompts without a recorded answer here")
+    ap.add_argument("--pool", type=int, action="append", help="rerank pool sizes (default 30)")
     args = ap.parse_args()
     if not args.queries.exists():
         print(f"no queries at {args.queries}; nothing to do", file=sys.stderr)
@@ -190,8 +268,26 @@ def main() -> int:
     queries = load_queries(args.queries)
     groups = load_groups(args.groups)
     keywords = load_keywords(args.keywords)
-    engines = args.engine or ["lexical", "bm25"]
-    results = [evaluate(e, queries, groups, keywords) for e in engines]
+    if args.pipeline:
+        client = None
+        if args.llm_answers or args.pending:
+            sys.path.insert(0, str(ROOT / "scripts"))
+            from recorded_llm import RecordedClient, load_answers
+
+            client = RecordedClient(load_answers(args.llm_answers), args.pending)
+        engine = args.engine[0] if args.engine else None
+        results = []
+        for mode in args.pipeline.split(","):
+            uses_rerank = PIPELINES[mode]["rerank"] != "none"
+            for pool in (args.pool or [None]) if uses_rerank else [None]:
+                results.append(
+                    evaluate_pipeline(mode, queries, groups, keywords, client, engine, pool)
+                )
+        if client is not None and client.missing:
+            print(f"{client.missing} prompts had no recorded answer", file=sys.stderr)
+    else:
+        engines = args.engine or ["lexical", "bm25"]
+        results = [evaluate(e, queries, groups, keywords) for e in engines]
     print_summary(results)
     if args.per_query:
         for r in results:

@@ -81,7 +81,7 @@ def test_explain_reports_every_stage(tapped: Path, tmp_path: Path) -> None:
     assert re.search(r"candidates: \d+ distinct files retrieved", out)
     assert "rerank: unavailable: no LLM available" in out
     assert re.search(
-        r"timings: open [\d.]+ ms, retrieve [\d.]+ ms, rerank [\d.]+ ms, total",
+        r"timings: open [\d.]+ ms, expand [\d.]+ ms, retrieve [\d.]+ ms, rerank [\d.]+ ms, total",
         out,
     )
     assert "ranks: bm25 #1" in out
@@ -121,35 +121,56 @@ def test_claude_cli_reranks(tapped: Path) -> None:
     assert json.loads(r.stdout)[0]["ranks"]["rerank"] == 1
 
 
-def test_messages_api_reranks(tapped: Path) -> None:
+def _is_expansion(req: RecordedRequest) -> bool:
+    return '{"keywords": [' in str(req.body.get("system", ""))
+
+
+def test_messages_api_expands_then_reranks(tapped: Path) -> None:
     run_boost(["reindex"], tapped)
 
     picked: Dict[str, str] = {}
 
     def answer(req: RecordedRequest) -> StubReply:
+        if _is_expansion(req):
+            assert req.body["messages"][0]["content"] == "Task: test my React app"
+            assert req.body["max_tokens"] == 200
+            return StubReply(text='{"keywords": ["jest", "component tests"]}')
         prompt = json.dumps(req.body)
+        assert "Task: test my React app" in prompt and "keywords" not in prompt
         ids = list(dict.fromkeys(re.findall(r"example:[a-z0-9-]+", prompt)))
         assert len(ids) > 3 and ids[0] == "example:jest-runner"
-        picked["id"] = ids[-1]  # the reranker promotes the last BM25 candidate
+        picked["id"] = ids[-1]  # the reranker promotes the last candidate
         picks = [{"id": ids[-1], "why": "the closest to this task"}]
         picks += [{"id": i, "why": "related"} for i in ids[:2]]
         return StubReply(text=json.dumps({"picks": picks}))
 
     with AnthropicStub(responder=answer) as stub:
         env = {"ANTHROPIC_API_KEY": "sk-test-secret", "ANTHROPIC_BASE_URL": stub.base_url}
-        r = run_boost(["search", "test my React app", "--json", "--limit", "3"], tapped, env=env)
+        argv = ["search", "test my React app", "--json", "--limit", "3"]
+        r = run_boost(argv, tapped, env=env)
         assert r.returncode == 0, r.stderr
         hits = json.loads(r.stdout)
         assert hits[0]["id"] == picked["id"] != "example:jest-runner"
         assert hits[0]["why"] == "the closest to this task"
-        assert [h["id"] for h in hits[1:]] == ["example:jest-runner", "example:i18n-strings"]
-        assert len(stub.requests) == 1
+        assert hits[1]["id"] == "example:jest-runner"
+        assert [_is_expansion(q) for q in stub.requests] == [True, False]
         assert stub.requests[0].headers["x-api-key"] == "sk-test-secret"
         assert "sk-test-secret" not in r.stdout + r.stderr
-        # the API failing → BM25 order and the reason, never a traceback
+        # a repeated search takes the expansion from the cache: one call, the rerank
+        r = run_boost(["search", "test my React app", "--limit", "3", "--explain"], tapped, env=env)
+        assert len(stub.requests) == 3 and not _is_expansion(stub.requests[2])
+        assert "keywords (from the LLM): jest, component tests" in r.stdout
+        assert re.search(r"expansion: ok \(api, [^,]+, cached\)", r.stdout)
+        # --no-llm: nothing is sent
+        r = run_boost([*argv, "--no-llm"], tapped, env=env)
+        assert r.returncode == 0 and len(stub.requests) == 3
+        # the API failing → BM25 order and both reasons, never a traceback
         stub.responder = lambda req: StubReply(status=500)
-        r = run_boost(["search", "test my React app", "--json", "--limit", "3"], tapped, env=env)
+        r = run_boost(
+            ["search", "write tests for my app", "--json", "--limit", "3"], tapped, env=env
+        )
         assert r.returncode == 0 and json.loads(r.stdout)[0]["id"] == "example:jest-runner"
+        assert "query expansion skipped: Messages API HTTP 500" in r.stderr
         assert "rerank skipped" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -248,7 +269,7 @@ def test_keywords_widen_the_search_and_are_named_in_explain(
     assert main([*argv, "--json", "-n", "1"]) == 0
     assert _ids(capsys.readouterr().out) == ["example:a11y-audit"] != plain
     assert main([*argv, "--explain", "-n", "1"]) == 0
-    assert "keywords: accessibility, screen reader, WCAG" in capsys.readouterr().out
+    assert "keywords (given): accessibility, screen reader, WCAG" in capsys.readouterr().out
     assert main(["search", task, "--keywords", ",".join(str(i) for i in range(13))]) == 2
     assert "at most 12 keywords, not 13" in capsys.readouterr().err
 

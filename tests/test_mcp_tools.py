@@ -422,8 +422,8 @@ def test_auto_backend_follows_the_environment(tmp_path: Path) -> None:
     [
         ({"limit": 8}, {}, 8),
         ({"limit": 8, "rerank": "none"}, {"ANTHROPIC_API_KEY": "k"}, 8),
-        ({"limit": 8}, {"ANTHROPIC_API_KEY": "k"}, search.CANDIDATES),
-        ({"limit": 8, "rerank": "api"}, {}, search.CANDIDATES),
+        ({"limit": 8}, {"ANTHROPIC_API_KEY": "k"}, search.RERANK_POOL),
+        ({"limit": 8, "rerank": "api"}, {}, search.RERANK_POOL),
         ({"limit": 8, "taps": ("example",)}, {}, 8),  # the engines filter by tap themselves
     ],
 )

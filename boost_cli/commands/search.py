@@ -18,7 +18,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         limit=args.limit,
         kind=args.kind,
         taps=tuple(args.tap),
-        rerank="none" if args.no_rerank else "auto",
+        rerank="none" if args.no_rerank or args.no_llm else "auto",
+        expand="none" if args.no_llm else "auto",
         engine=args.engine,
         keywords=search.keyword_list(args.keywords),
     )
@@ -58,7 +59,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 def render_explain(d: Dict[str, Any]) -> str:
     lines = [f"engine: {d.get('engine')}"]
     if d.get("keywords"):
-        lines.append(f"keywords: {', '.join(d['keywords'])}")
+        source = (d.get("expansion") or {}).get("source", "caller")
+        by = "from the LLM" if source == "llm" else "given"
+        lines.append(f"keywords ({by}): {', '.join(d['keywords'])}")
     for note in d.get("engine_notes", []):
         lines.append(f"  degraded/hint: {note}")
     info = d.get("index") or {}
@@ -86,7 +89,22 @@ def render_explain(d: Dict[str, Any]) -> str:
         )
         if dense.get("backend_note"):
             lines.append(f"  {dense['backend_note']}")
-    lines.append(f"candidates: {d.get('candidates')} distinct files retrieved")
+    shown = d.get("rerank_candidates")
+    lines.append(
+        f"candidates: {d.get('candidates')} distinct files retrieved"
+        + (f", {shown} shown to the reranker" if shown else "")
+    )
+    ex = d.get("expansion", {})
+    if ex:
+        how = ", ".join(
+            str(x)
+            for x in (ex.get("backend"), ex.get("model"), "cached" if ex.get("cached") else None)
+            if x
+        )
+        detail = ex.get("reason") or ""
+        lines.append(
+            f"expansion: {ex.get('status')}{' (' + how + ')' if how else ''}{': ' + str(detail) if detail else ''}"
+        )
     rr = d.get("rerank", {})
     detail = rr.get("reason") or rr.get("model") or ""
     lines.append(

@@ -213,6 +213,7 @@ def rerank(
     timeout: Optional[float] = None,
     env: Optional[Mapping[str, str]] = None,
     client: Optional[llm.Client] = None,
+    max_candidates: int = MAX_CANDIDATES,
 ) -> Union[RerankResult, RerankFailure]:
     """Ask an LLM to reorder ``candidates`` for ``query``; at most ``limit`` picks, best first.
 
@@ -220,8 +221,8 @@ def rerank(
     "cli" or "none"; ``client`` replaces the backend (recorded answers in evaluation).
     ``model`` defaults to $BOOST_RERANK_MODEL, then `llm.DEFAULT_MODEL`; ``timeout``
     (seconds, whole call) to $BOOST_RERANK_TIMEOUT, then 20. ``env`` replaces os.environ
-    for all configuration (and is the CLI's environment). Only the first `MAX_CANDIDATES`
-    distinct candidates are sent and ``limit`` is clamped to 1..that. Never raises for
+    for all configuration (and is the CLI's environment). Only the first ``max_candidates``
+    (default `MAX_CANDIDATES`) distinct candidates are sent and ``limit`` is clamped to 1..that. Never raises for
     provider problems; an unknown ``backend`` is a caller error (`UsageError`).
     """
     env = os.environ if env is None else env
@@ -242,7 +243,7 @@ def rerank(
         if c.id not in seen:
             seen.add(c.id)
             offered.append(c)
-        if len(offered) == MAX_CANDIDATES:
+        if len(offered) == max_candidates:
             break
     if not offered:
         return RerankFailure("there are no candidates to rerank", client.backend)

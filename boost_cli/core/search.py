@@ -8,18 +8,19 @@ Every stage degrades instead of failing, and says why in ``notes``/``diagnostics
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from boost_cli.core import registry, retrieval
+from boost_cli.core import expand, llm, registry, retrieval
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import KINDS, Hit, TapSnapshot
 from boost_cli.core.text import clip
 from boost_cli.core.tokenize import tokenize
 
-CANDIDATES = 60
+RERANK_POOL = 30  # candidates the reranker sees (docs/benchmarks.md: the pool that pays)
 WHY_CHARS = 160
 MAX_KEYWORDS = 12
 MAX_KEYWORD_CHARS = 60
@@ -34,6 +35,8 @@ class SearchOptions:
     rerank: str = "auto"  # auto | none | api | cli
     engine: Optional[str] = None  # None = best available; else lexical | bm25 | dense | hybrid
     keywords: Tuple[str, ...] = ()  # extra words a skill's author would use (see `keyword_list`)
+    expand: str = "auto"  # LLM query expansion when no keywords are given: auto | none | api | cli
+    rerank_pool: int = RERANK_POOL  # candidates the reranker sees
 
 
 @dataclass
@@ -82,11 +85,15 @@ def run(
     opts: SearchOptions,
     snapshots: Optional[Sequence[TapSnapshot]] = None,
     engines: Optional[retrieval.Engines] = None,
+    client: Optional[llm.Client] = None,
+    cache: Optional[expand.ExpansionCache] = None,
 ) -> SearchOutcome:
     """Run the whole pipeline. Raises only for usage problems and when nothing is tapped.
 
     ``engines`` keeps indexes open across calls (a long-lived server passes one);
-    ``snapshots`` stands in for the registry's (tests, evaluation)."""
+    ``snapshots`` stands in for the registry's (tests, evaluation); ``client`` answers
+    the LLM prompts instead of the configured backends (recorded answers); ``cache``
+    holds query expansions (default: under BOOST_HOME)."""
     validate(opts)
     t0 = time.perf_counter()
     timings: Dict[str, float] = {}
@@ -98,64 +105,122 @@ def run(
         engines=engines,
     )
     timings["open_ms"] = _ms(t0)
+    notes = list(choice.notes)
     t1 = time.perf_counter()
-    pool = pool_size(opts)
-    got = choice.retriever.query(
-        opts.query, k=pool, kind=opts.kind, taps=opts.taps or None, keywords=opts.keywords
-    )
-    candidates = got.hits
-    timings["retrieve_ms"] = _ms(t1)
-    notes = [*choice.notes, *got.notes]
+    keywords, expansion = _keywords(opts, client, cache)
+    timings["expand_ms"] = _ms(t1)
+    if expansion["status"] == "failed":
+        notes.append(f"query expansion skipped: {expansion['reason']}; searching your words only")
+    reranking = will_rerank(opts, client)
+    t2 = time.perf_counter()
+    depth = max(opts.limit, opts.rerank_pool) if reranking else opts.limit
+    scope = opts.taps or None
+    got = choice.retriever.query(opts.query, depth, opts.kind, scope, keywords)
+    ranked, notes = got.hits, [*notes, *got.notes]
+    pool: List[Hit] = []
+    if reranking and keywords:
+        # Recall first: the reranker also sees what the user's own words find.
+        plain = choice.retriever.query(opts.query, depth, opts.kind, scope)
+        pool = interleave(ranked, plain.hits, opts.rerank_pool)
+    elif reranking:
+        pool = ranked[: opts.rerank_pool]
+    timings["retrieve_ms"] = _ms(t2)
     diagnostics: Dict[str, Any] = {
         "engine": choice.retriever.name,
         "engine_notes": list(notes),
-        "keywords": list(opts.keywords),
+        "keywords": list(keywords),
+        "expansion": expansion,
         "index": choice.info,
-        "pool": pool,
-        "candidates": len(candidates),
+        "pool": depth,
+        "candidates": len(ranked),
+        "rerank_candidates": len(pool),
         "timings": timings,
     }
     t3 = time.perf_counter()
-    hits, rerank_status = _rerank(opts, candidates)
+    hits, rerank_status = _rerank(opts, ranked, pool, client)
     timings["rerank_ms"] = _ms(t3)
     diagnostics["rerank"] = rerank_status
     if rerank_status.get("status") == "failed":
         notes.append(
             f"rerank skipped: {rerank_status.get('reason')}; showing {choice.retriever.name} order"
         )
+    hits = _with_why(opts.query, keywords, hits[: opts.limit])
     timings["total_ms"] = _ms(t0)
     return SearchOutcome(
-        hits=hits[: opts.limit], engine=choice.retriever.name, notes=notes, diagnostics=diagnostics
+        hits=hits, engine=choice.retriever.name, notes=notes, diagnostics=diagnostics
     )
 
 
-def pool_size(opts: SearchOptions) -> int:
-    """How many candidates to retrieve: a reranking pool (`CANDIDATES`) when an LLM will
-    rerank, else just the shortlist (the engines return distinct files in final order, so
-    more would never be shown; why it matters: docs/benchmarks.md)."""
+def will_rerank(opts: SearchOptions, client: Optional[llm.Client] = None) -> bool:
+    """Whether an LLM will be asked to rerank: asked for and, in auto mode, one is there
+    (an environment look-up and a PATH search: cheap enough to size the retrieval by)."""
     if opts.rerank == "none":
-        return opts.limit
-    if opts.rerank == "auto":
-        from boost_cli.core import llm
+        return False
+    return client is not None or opts.rerank != "auto" or llm.auto_backend() is not None
 
-        if llm.auto_backend() is None:
-            return opts.limit
-    return CANDIDATES
+
+def pool_size(opts: SearchOptions) -> int:
+    """How many candidates to retrieve: the reranking pool when an LLM will rerank, else just
+    the shortlist (the engines return distinct files in final order, so more would never be
+    shown; why it matters: docs/benchmarks.md)."""
+    return max(opts.limit, opts.rerank_pool) if will_rerank(opts) else opts.limit
+
+
+def interleave(first: Sequence[Hit], second: Sequence[Hit], size: int) -> List[Hit]:
+    """``first`` and ``second`` taken in turn (first's hit first), each file once (by content
+    hash, else entry id), at most ``size`` hits."""
+    out: List[Hit] = []
+    seen = set()
+    for pair in itertools.zip_longest(first, second):
+        for hit in pair:
+            if hit is None:
+                continue
+            key = hit.content_hash or hit.entry.id
+            if key not in seen:
+                seen.add(key)
+                out.append(hit)
+    return out[:size]
+
+
+def _keywords(
+    opts: SearchOptions, client: Optional[llm.Client], cache: Optional[expand.ExpansionCache]
+) -> Tuple[Tuple[str, ...], Dict[str, Any]]:
+    """The keywords to search with (the caller's, else an LLM's expansion) and how they came."""
+    if opts.keywords:
+        return opts.keywords, {"status": "skipped", "reason": "keywords given", "source": "caller"}
+    if opts.expand == "none":
+        return (), {"status": "off", "reason": "disabled"}
+    result = expand.expand(
+        opts.query, backend=opts.expand, client=client, cache=cache or expand.ExpansionCache()
+    )
+    if isinstance(result, llm.LLMFailure):
+        outcome = "unavailable" if result.backend is None and opts.expand == "auto" else "failed"
+        return (), {"status": outcome, "reason": result.reason, "backend": result.backend}
+    return result.keywords, {
+        "status": "ok",
+        "source": "llm",
+        "backend": result.backend,
+        "model": result.model,
+        "cached": result.cached,
+        "elapsed_ms": round(result.elapsed_ms, 1),
+    }
 
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 2)
 
 
-def _rerank(opts: SearchOptions, hits: List[Hit]) -> Tuple[List[Hit], Dict[str, Any]]:
-    """Reorder ``hits`` with the LLM when asked/available; fill in a *why* for the shortlist."""
-    if opts.rerank == "none" or not hits:
-        status: Dict[str, Any] = (
-            {"status": "off", "reason": "disabled"}
-            if opts.rerank == "none"
-            else {"status": "skipped", "reason": "no candidates"}
-        )
-        return _with_why(opts, hits), status
+def _rerank(
+    opts: SearchOptions, ranked: List[Hit], pool: List[Hit], client: Optional[llm.Client]
+) -> Tuple[List[Hit], Dict[str, Any]]:
+    """``ranked`` reordered by the LLM over ``pool`` when one reranks; the pool's picks come
+    first, the rest of ``ranked`` after them."""
+    if opts.rerank == "none":
+        return ranked, {"status": "off", "reason": "disabled"}
+    if not ranked:
+        return ranked, {"status": "skipped", "reason": "no candidates"}
+    if not pool:  # auto mode and no LLM on this machine
+        return ranked, {"status": "unavailable", "reason": llm.NO_LLM, "backend": None}
     from boost_cli.core import rerank
 
     cands = [
@@ -166,36 +231,40 @@ def _rerank(opts: SearchOptions, hits: List[Hit]) -> Tuple[List[Hit], Dict[str, 
             description=h.entry.description,
             snippet=h.snippet,
         )
-        for h in hits[:30]
+        for h in pool
     ]
-    result = rerank.rerank(opts.query, cands, opts.limit, backend=opts.rerank)
+    result = rerank.rerank(
+        opts.query,
+        cands,
+        opts.limit,
+        backend=opts.rerank,
+        client=client,
+        max_candidates=len(cands),
+    )
     if isinstance(result, rerank.RerankFailure):
         outcome = "unavailable" if result.backend is None and opts.rerank == "auto" else "failed"
-        return _with_why(opts, hits), {
-            "status": outcome,
-            "reason": result.reason,
-            "backend": result.backend,
-        }
-    by_id = {h.entry.qualified_name: h for h in hits}
+        return ranked, {"status": outcome, "reason": result.reason, "backend": result.backend}
+    by_id = {h.entry.qualified_name: h for h in pool}
     ordered: List[Hit] = []
     for cid, why in result.order:
         h = by_id.pop(cid, None)
         if h is not None:
             ordered.append(replace(h, why=why, ranks={**dict(h.ranks), "rerank": len(ordered) + 1}))
-    ordered.extend(h for h in hits if h.entry.qualified_name in by_id)
+    picked = {h.entry.qualified_name for h in ordered}
+    ordered.extend(h for h in ranked if h.entry.qualified_name not in picked)
     status = {
         "status": "ok",
         "backend": result.backend,
         "model": result.model,
         "elapsed_ms": round(result.elapsed_ms, 1),
     }
-    return _with_why(opts, ordered), status
+    return ordered, status
 
 
-def _with_why(opts: SearchOptions, hits: List[Hit]) -> List[Hit]:
-    """The shortlist, each hit with a *why* (the reranker's, else one from its best passage)."""
-    text = " ".join([opts.query, *opts.keywords])
-    return [replace(h, why=h.why or why_from_snippet(text, h)) for h in hits[: opts.limit]]
+def _with_why(query: str, keywords: Sequence[str], hits: List[Hit]) -> List[Hit]:
+    """Each hit with a *why*: the reranker's, else one from its best passage."""
+    text = " ".join([query, *keywords])
+    return [replace(h, why=h.why or why_from_snippet(text, h)) for h in hits]
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
