@@ -358,3 +358,23 @@ def test_a_hand_written_bad_tap_name_is_ignored_and_untappable(
     assert bad not in json.loads(path.read_text())["taps"]
     assert (home / "repos" / "ex" / ".git").is_dir()  # nothing else touched
     assert example_repo.is_dir() and (example_repo / ".git").is_dir()
+
+
+def test_llm_keywords_are_escaped_in_explain(example_repo: Path, tmp_path: Path) -> None:
+    """Item 2: keywords from the LLM expander are model output; --explain shows them."""
+    from tests.anthropic_stub import AnthropicStub, StubReply
+
+    home = tmp_path / "home"
+    assert run_boost(["tap", str(example_repo), "--name", "ex"], home).returncode == 0
+
+    def answer(request: Any) -> StubReply:
+        if "keywords" in json.dumps(request.body.get("system", "")):
+            return StubReply(text=json.dumps({"keywords": [f"jest{OSC52}", f"vitest{CSI_CLEAR}"]}))
+        return StubReply(text=json.dumps({"picks": [{"id": "ex:jest-runner", "why": "ok"}]}))
+
+    with AnthropicStub(responder=answer) as stub:
+        env = {"ANTHROPIC_API_KEY": "sk-test-key-123456", "ANTHROPIC_BASE_URL": stub.base_url}
+        r = run_boost(["search", "test my react app", "--explain"], home, env=env)
+    assert r.returncode == 0, r.stderr
+    assert_terminal_safe(r.stdout + r.stderr)
+    assert "jest\\x1b]52;c;cm0gLXJmIH4=\\x07" in r.stdout

@@ -74,6 +74,7 @@ def test_a_dripping_messages_api_cannot_hang_search(tapped: Path, mode: str) -> 
             "ANTHROPIC_API_KEY": KEY,
             "ANTHROPIC_BASE_URL": server.base_url,
             "BOOST_RERANK_TIMEOUT": "1.5",
+            "BOOST_EXPAND_TIMEOUT": "1.5",
         }
         start = time.monotonic()
         r = _boost(["search", "jest", "tests"], tapped, env)
@@ -122,6 +123,7 @@ def test_a_dripping_server_does_not_stop_the_mcp_server(tapped: Path) -> None:
             "ANTHROPIC_API_KEY": KEY,
             "ANTHROPIC_BASE_URL": server.base_url,
             "BOOST_RERANK_TIMEOUT": "1.5",
+            "BOOST_EXPAND_TIMEOUT": "1.5",
         }
         mcp = McpProcess(tapped, env=env)
         try:
@@ -141,6 +143,7 @@ def test_a_claude_cli_that_never_answers_is_killed_at_the_deadline(tapped: Path)
         "PATH": f"{FAKE_CLAUDE}{os.pathsep}{_path_without_llm()}",
         "FAKE_CLAUDE_MODE": "sleep",
         "BOOST_RERANK_TIMEOUT": "1",
+        "BOOST_EXPAND_TIMEOUT": "1",
     }
     start = time.monotonic()
     r = _boost(["search", "jest", "tests"], tapped, env)
@@ -227,6 +230,7 @@ def test_a_password_in_the_anthropic_url_is_never_printed(tapped: Path) -> None:
                 "ANTHROPIC_API_KEY": KEY,
                 "ANTHROPIC_BASE_URL": url,
                 "BOOST_RERANK_TIMEOUT": "1",
+                "BOOST_EXPAND_TIMEOUT": "1",
             }
             r = _boost(["search", "jest", "--explain"], tapped, env)
             _assert_hidden(r.stdout, r.stderr)

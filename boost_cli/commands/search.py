@@ -52,7 +52,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             out(f"    ranks: {ranks}  path: {printable(h.entry.path)}")
     if args.explain:
         out("")
-        out(render_explain(result.diagnostics))
+        out(printable(render_explain(result.diagnostics), keep_newlines=True))  # LLM keywords
     return 0
 
 
