@@ -181,7 +181,7 @@ class Soak:
             except ValueError:
                 self.problem("doctor printed no JSON", doctor.out[:500])
         if self.recorded():
-            found = self.boost(["search", "review", "--no-rerank", "--json"])
+            found = self.boost(["search", "review", "--no-llm", "--json"])
             if self.expect(found, "search failed after a kill") and "damaged" in found.err:
                 self.problem("index damaged after a kill", found.err)
 
@@ -216,7 +216,7 @@ class Soak:
     def hits(self, home: Path) -> Dict[str, List[Tuple[str, float, str]]]:
         out = {}
         for query in QUERIES:
-            run = self.boost(["search", query, "--json", "--no-rerank", "-n", "10"], home)
+            run = self.boost(["search", query, "--json", "--no-llm", "-n", "10"], home)
             if run.code != 0:
                 out[query] = [("exit", float(run.code), run.err.strip())]
                 continue
