@@ -18,7 +18,7 @@ from typing import Dict, List, Optional
 import pytest
 
 from tests.embed_stubs import StubEmbedServer
-from tests.helpers import ROOT, run_boost
+from tests.helpers import ROOT, indexed_example, run_boost
 from tests.hostile_server import HostileServer
 from tests.test_mcp_server import McpProcess, _path_without_llm
 
@@ -29,16 +29,7 @@ MEMORY_LIMIT = 768 * 1024 * 1024  # address space for a boost that must not read
 
 @pytest.fixture(scope="module")
 def tapped(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import shutil
-
-    from tests.helpers import EXAMPLES, make_repo
-
-    root = tmp_path_factory.mktemp("servers")
-    repo = make_repo(shutil.copytree(EXAMPLES, root / "example"))
-    home = root / "home"
-    assert run_boost(["tap", str(repo), "--name", "ex"], home).returncode == 0
-    assert run_boost(["reindex"], home).returncode == 0
-    return home
+    return indexed_example(tmp_path_factory.mktemp("servers"), "ex")
 
 
 def _boost(

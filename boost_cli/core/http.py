@@ -251,49 +251,48 @@ def _post_once(
     secrets: Sequence[Optional[str]],
     max_body: int,
 ) -> Outcome:
-    with _Watchdog(timeout) as dog:
-        outcome = _attempt(_opener(url, dog), url, data, headers, timeout, secrets, max_body)
-    if dog.fired:  # whatever the attempt got after its deadline is cut short: a timeout
-        return Unreachable(True, timeout, False, "TimeoutError", f"no answer within {timeout:g} s")
-    return outcome
-
-
-def _attempt(
-    opener: urllib.request.OpenerDirector,
-    url: str,
-    data: bytes,
-    headers: Mapping[str, str],
-    timeout: float,
-    secrets: Sequence[Optional[str]],
-    max_body: int,
-) -> Outcome:
+    """One attempt, all of it (connection, headers, body) within ``timeout`` seconds."""
     import http.client
     import socket
     import urllib.error
     import urllib.request
 
     request = urllib.request.Request(url, data=data, headers=dict(headers), method="POST")
-    try:
-        with opener.open(request, timeout=timeout) as answer:
-            body = _read_capped(answer, max_body)
-            if body is None:
-                return Response(answer.status, _headers(answer.headers), b"", too_large=True)
-            return Response(answer.status, _headers(answer.headers), body)
-    except urllib.error.HTTPError as exc:
-        with exc:
-            try:
-                body = exc.read(MAX_ERROR_BODY)
-            except (OSError, http.client.HTTPException):
-                body = b""
-        return Response(exc.code, _headers(exc.headers), body)
-    except urllib.error.URLError as exc:
-        timed_out = isinstance(exc.reason, (socket.timeout, TimeoutError))
-        name = type(exc.reason).__name__ if isinstance(exc.reason, BaseException) else "URLError"
-        return Unreachable(timed_out, timeout, True, name, redact(str(exc.reason), *secrets))
-    except (socket.timeout, TimeoutError) as exc:
-        return Unreachable(True, timeout, False, type(exc).__name__, redact(repr(exc), *secrets))
-    except (OSError, http.client.HTTPException) as exc:
-        return Unreachable(False, timeout, False, type(exc).__name__, redact(repr(exc), *secrets))
+    outcome: Outcome
+    with _Watchdog(timeout) as dog:
+        try:
+            with _opener(url, dog).open(request, timeout=timeout) as answer:
+                body = _read_capped(answer, max_body)
+                status, head = answer.status, _headers(answer.headers)
+            outcome = (
+                Response(status, head, b"", too_large=True)
+                if body is None
+                else Response(status, head, body)
+            )
+        except urllib.error.HTTPError as exc:
+            with exc:
+                try:
+                    error_body = exc.read(MAX_ERROR_BODY)
+                except (OSError, http.client.HTTPException):
+                    error_body = b""
+            outcome = Response(exc.code, _headers(exc.headers), error_body)
+        except urllib.error.URLError as exc:
+            timed_out = isinstance(exc.reason, (socket.timeout, TimeoutError))
+            name = (
+                type(exc.reason).__name__ if isinstance(exc.reason, BaseException) else "URLError"
+            )
+            outcome = Unreachable(timed_out, timeout, True, name, redact(str(exc.reason), *secrets))
+        except (socket.timeout, TimeoutError) as exc:
+            outcome = Unreachable(
+                True, timeout, False, type(exc).__name__, redact(repr(exc), *secrets)
+            )
+        except (OSError, http.client.HTTPException) as exc:
+            outcome = Unreachable(
+                False, timeout, False, type(exc).__name__, redact(repr(exc), *secrets)
+            )
+    if dog.fired:  # whatever the attempt got after its deadline is cut short: a timeout
+        return Unreachable(True, timeout, False, "TimeoutError", f"no answer within {timeout:g} s")
+    return outcome
 
 
 def _sleep(seconds: float) -> None:
