@@ -378,3 +378,37 @@ def test_llm_keywords_are_escaped_in_explain(example_repo: Path, tmp_path: Path)
     assert r.returncode == 0, r.stderr
     assert_terminal_safe(r.stdout + r.stderr)
     assert "jest\\x1b]52;c;cm0gLXJmIH4=\\x07" in r.stdout
+
+
+def test_git_runs_no_hooks_fsmonitor_or_submodules(tmp_path: Path) -> None:
+    """What held in the audit and must keep holding now that tap/update/repair run more git
+    (status, checkout, clean): with a user config that sets hooks and an fsmonitor, and a
+    registry with a submodule, tap, update, reindex and show run none of them."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for name in ("post-checkout", "post-merge", "reference-transaction", "post-index-change"):
+        hook = hooks / name
+        hook.write_text(f"#!/bin/sh\ntouch '{marks}/{name}'\n")
+        hook.chmod(0o755)
+    monitor = tmp_path / "fsmonitor.sh"
+    monitor.write_text(f"#!/bin/sh\ntouch '{marks}/fsmonitor'\n")
+    monitor.chmod(0o755)
+    user_config = tmp_path / "gitconfig"
+    user_config.write_text(f"[core]\n\thooksPath = {hooks}\n\tfsmonitor = {monitor}\n")
+    sub = make_repo(tmp_path / "sub", {"skills/s/SKILL.md": skill("from-submodule", "x")})
+    repo = make_repo(tmp_path / "reg", {"skills/a/SKILL.md": skill("a", "first")})
+    (repo / ".gitmodules").write_text(f'[submodule "sub"]\n\tpath = sub\n\turl = {sub}\n')
+    commit_all(repo)
+    home = tmp_path / "home"
+    env = {"GIT_CONFIG_GLOBAL": str(user_config)}
+    assert run_boost(["tap", str(repo), "--name", "reg"], home, env=env).returncode == 0
+    (repo / "skills" / "b").mkdir()
+    (repo / "skills" / "b" / "SKILL.md").write_text(skill("b", "second"))
+    commit_all(repo)
+    for args in (["update"], ["reindex"], ["show", "reg:b"], ["doctor"], ["update"]):
+        r = run_boost(args, home, env=env)
+        assert r.returncode == 0, (args, r.stderr)
+    assert sorted(p.name for p in marks.iterdir()) == []
+    assert not (home / "repos" / "reg" / "sub" / "skills").exists()

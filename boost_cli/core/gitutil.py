@@ -196,7 +196,7 @@ def run_git(
             capture_output=True,
             timeout=timeout,
             check=False,
-            pass_fds=tuple(hold),
+            pass_fds=tuple(hold) if os.name == "posix" else (),  # Windows cannot pass fds
             preexec_fn=_die_with_parent(),
         )
     except FileNotFoundError as exc:
