@@ -63,15 +63,13 @@ def classify(rel: str, skill_dirs: AbstractSet[str] = frozenset()) -> Optional[s
     ``skill_dirs`` are the folders (relative, "" for the root) that hold a SKILL.md:
     files inside them, other than a SKILL.md, are supporting files, not entries.
     """
-    p = PurePosixPath(rel)
-    if p.name == "SKILL.md":
+    folder, _, name = rel.rpartition("/")  # string work: this runs for every cached entry
+    if name == "SKILL.md":
         return "skill"
-    lower = p.name.lower()
-    if skill_dirs:
-        folder = str(p.parent) if str(p.parent) != "." else ""
-        if "" in skill_dirs or any(a in skill_dirs for a in _ancestors(folder)):
-            return None
-    parts = [x.lower() for x in p.parts[:-1]]
+    lower = name.lower()
+    if skill_dirs and ("" in skill_dirs or any(a in skill_dirs for a in _ancestors(folder))):
+        return None
+    parts = folder.lower().split("/") if folder else []
     if lower in RULE_FILES:
         return "rule"
     if any(x in RULE_FILES for x in parts) and lower.endswith((".md", ".mdc", ".txt")):
@@ -279,26 +277,25 @@ def safe_path(root: Path, rel: Any, checked: Optional[Dict[str, bool]] = None) -
     if os.name == "nt" and ("\\" in rel or ":" in rel):  # pragma: no cover - Windows
         return False
     memo = {} if checked is None else checked
+    base = os.fspath(root) + os.sep  # strings, not Paths: this runs for every cached entry
     for depth in range(1, len(parts)):
         folder = "/".join(parts[:depth])
         if folder not in memo:
             try:
-                mode = os.lstat(root / folder).st_mode
+                mode = os.lstat(base + folder).st_mode
             except OSError:
                 mode = 0
             memo[folder] = stat.S_ISDIR(mode)
         if not memo[folder]:
             return False
-    full = root / rel
+    full = base + rel
     try:
         mode = os.lstat(full).st_mode
     except OSError:
         return False
     if stat.S_ISREG(mode):
         return True
-    return (
-        stat.S_ISLNK(mode) and _inside(os.path.realpath(root), str(full)) and os.path.isfile(full)
-    )
+    return stat.S_ISLNK(mode) and _inside(os.path.realpath(root), full) and os.path.isfile(full)
 
 
 def _cache_path(tap: str) -> Path:
