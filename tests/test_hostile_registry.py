@@ -110,7 +110,7 @@ def test_taps_warnings_update_and_errors_are_escaped(tmp_path: Path, hostile_hom
     amb = run_boost(["show", f"clear{CSI_CLEAR}me"], hostile_home)
     assert amb.returncode == 3
     assert_terminal_safe(amb.stderr)
-    assert amb.stderr.count("\n") == 1
+    assert "evil:clear\\x1b[2J\\x1b[Hme" in amb.stderr  # one candidate a line, escaped
 
 
 def test_reranker_reasons_are_escaped(example_repo: Path, tmp_path: Path) -> None:
@@ -257,7 +257,10 @@ def test_a_config_of_the_wrong_shape_is_one_line_with_the_fix(
     home.mkdir()
     path = home / "config.json"
     path.write_text(json.dumps(config))
-    for args in (["taps"], ["search", "x", "--no-rerank"], ["show", "x"], ["doctor"]):
+    doctor = run_boost(["doctor"], home)  # reports it rather than failing
+    assert doctor.returncode == 1
+    assert f"config: unreadable — {path} has an unexpected shape: {problem}" in doctor.stdout
+    for args in (["taps"], ["search", "x", "--no-rerank"], ["show", "x"]):
         r = run_boost(args, home)
         assert r.returncode == 7, (args, r.stderr)
         assert r.stderr.startswith(f"boost: error: {path} has an unexpected shape: {problem}")
@@ -412,3 +415,31 @@ def test_git_runs_no_hooks_fsmonitor_or_submodules(tmp_path: Path) -> None:
         assert r.returncode == 0, (args, r.stderr)
     assert sorted(p.name for p in marks.iterdir()) == []
     assert not (home / "repos" / "reg" / "sub" / "skills").exists()
+
+
+def test_a_root_skill_never_hands_out_the_clones_git_files(tmp_path: Path) -> None:
+    """Item 14 for the skill-folder reader (merged from main): a skill at the tap's root
+    has the whole clone as its folder; a symlink there into .git is neither listed nor read."""
+    from tests.test_mcp_server import McpProcess
+
+    repo = make_repo(tmp_path / "rooty", {"SKILL.md": skill("rooty", "a skill at the root")})
+    os.symlink(".git/config", repo / "notes.md")
+    (repo / "ref").mkdir()
+    os.symlink("../.git/config", repo / "ref" / "cfg.md")
+    (repo / "ok.md").write_text("fine\n")
+    commit_all(repo)
+    home = tmp_path / "home"
+    assert run_boost(["tap", str(repo), "--name", "rooty"], home).returncode == 0
+    server = McpProcess(home)
+    try:
+        server.initialize()
+        listing = server.call_result("boost_get_skill", {"name": "rooty:rooty"})
+        text = listing["content"][0]["text"]
+        assert "- ok.md" in text and "notes.md" not in text and "cfg.md" not in text
+        for rel in ("notes.md", "ref/cfg.md", ".git/config"):
+            got = server.call_result("boost_get_skill", {"name": "rooty:rooty", "file": rel})
+            assert got["isError"] is True, rel
+            assert "[core]" not in got["content"][0]["text"]
+        assert server.close() == 0
+    finally:
+        server.kill()

@@ -148,7 +148,7 @@ def _in_git_dir(rel_parts: Tuple[str, ...]) -> bool:
     return any(part.casefold() == ".git" for part in rel_parts)
 
 
-def _inside(root_real: str, path: str) -> bool:
+def inside(root_real: str, path: str) -> bool:
     """Whether ``path`` resolves to somewhere in the tap outside its ``.git``."""
     real = os.path.realpath(path)
     if real == root_real:
@@ -190,7 +190,7 @@ def _walk(root: Path) -> Tuple[List[str], Dict[str, int], List[str]]:
                 skipped["bad_name"] += 1
                 warnings.append(f"{shown_name(rel(full))}: skipped, the name is not valid UTF-8")
                 continue
-            if os.path.islink(full) and not (_inside(root_real, full) and os.path.isfile(full)):
+            if os.path.islink(full) and not (inside(root_real, full) and os.path.isfile(full)):
                 skipped["symlink_outside"] += 1
                 continue
             found.append(rel(full))
@@ -295,7 +295,7 @@ def safe_path(root: Path, rel: Any, checked: Optional[Dict[str, bool]] = None) -
         return False
     if stat.S_ISREG(mode):
         return True
-    return stat.S_ISLNK(mode) and _inside(os.path.realpath(root), full) and os.path.isfile(full)
+    return stat.S_ISLNK(mode) and inside(os.path.realpath(root), full) and os.path.isfile(full)
 
 
 def _cache_path(tap: str) -> Path:
