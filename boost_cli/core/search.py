@@ -305,7 +305,7 @@ def why_from_snippet(query: str, hit: Hit) -> str:
 
 
 _CODE = re.compile(
-    r"[{};=<>$]|^\s*(import|from|const|let|var|def|class|return|npm|pip|git|for|if|while|with|elif|else|try|except|await|async)\b|\(\)|\|.*\|"
+    r"[{};=<>$]|^\s*(import|from|const|let|var|def|class|return|npm|pip|git|for|if|while|with|elif|else|try|except|await|async)\b|\(\)|\|.*\||^\s*(//|/\*)"
 )
 
 
