@@ -7,13 +7,16 @@ stream tests drive `Server.serve` over in-memory buffers.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import io
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -25,11 +28,13 @@ from boost_cli.core.mcp import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    LOG_FORMAT,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
     Registry,
     Server,
+    StderrLog,
     ToolRegistrationError,
     ToolResult,
     default_instructions,
@@ -405,6 +410,21 @@ def test_unexpected_exception_is_generic_logged_and_survived(
         call(server, "echo", {"query": "still here"})["result"]["content"][0]["text"]
         == "still here"
     )
+
+
+def test_an_os_error_is_a_tool_error_with_its_fix(caplog: pytest.LogCaptureFixture) -> None:
+    reg = Registry()
+    full = OSError(errno.ENOSPC, "No space left on device", "/home/x/.boost/cache")
+    reg.register("t", "d", {"type": "object"}, _raise(full))
+    with caplog.at_level(logging.WARNING, logger="boost_cli.core.mcp"):
+        result = call(Server(reg), "t", {})["result"]
+    message = (
+        "cannot use /home/x/.boost/cache: No space left on device — free some disk space and retry"
+    )
+    assert result == {"content": [{"type": "text", "text": message}], "isError": True}
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", f"tool t: {message}")
+    ]
 
 
 def test_multiline_boost_error_is_sent_as_one_line() -> None:
@@ -967,13 +987,17 @@ def test_serve_stdio_in_a_subprocess_keeps_stdout_clean(tmp_path: Path) -> None:
     script.write_text(
         textwrap.dedent(
             """
-            import os, subprocess, sys
-            from boost_cli.core.mcp import Registry, Server
+            import logging, os, subprocess, sys, warnings
+            from boost_cli.core.mcp import Registry, Server, log_to_stderr
 
+            log = log_to_stderr()
             reg = Registry()
 
             def noisy(args):
                 print("stray print")
+                logging.getLogger("boost_cli.core.mcp").info("too quiet to show")
+                logging.getLogger("boost_cli.core.mcp").warning("loud %s", 1)
+                warnings.warn("careful")
                 subprocess.run([sys.executable, "-c", "print('child output')"], check=True)
                 return "clean"
 
@@ -990,6 +1014,7 @@ def test_serve_stdio_in_a_subprocess_keeps_stdout_clean(tmp_path: Path) -> None:
             print("before serve")  # buffered: flushed to stdout before fd 1 is diverted
             Server(reg).serve_stdio()
             print("after serve", stdin_is_devnull())
+            log.flush_for(5)
             """
         )
     )
@@ -1018,3 +1043,77 @@ def test_serve_stdio_in_a_subprocess_keeps_stdout_clean(tmp_path: Path) -> None:
     assert replies[2]["result"]["content"][0]["text"] == "True"
     assert out_lines[5:] == ["after serve False"]  # fds 0 and 1 restored once serving ends
     assert b"stray print" in proc.stderr and b"child output" in proc.stderr
+    # The log (log_to_stderr): boost's format, WARNING and up, Python's warnings included.
+    err = proc.stderr.decode()
+    assert "boost mcp: WARNING loud 1\n" in err and "too quiet" not in err
+    assert re.search(r"^boost mcp: WARNING .*UserWarning: careful$", err, re.MULTILINE)
+
+
+# --------------------------------------------------------------------------- the log
+
+
+def read_until(fd: int, marker: bytes, seconds: float = 10.0) -> bytes:
+    """What arrives on the pipe's read end ``fd`` until ``marker`` does (or time is up)."""
+    os.set_blocking(fd, False)
+    seen = b""
+    deadline = time.monotonic() + seconds
+    while marker not in seen and time.monotonic() < deadline:
+        try:
+            seen += os.read(fd, 1 << 16)
+        except BlockingIOError:
+            time.sleep(0.01)
+    return seen
+
+
+@pytest.fixture
+def pipe_log() -> Any:
+    """A `StderrLog` (capacity 2, boost's format) on a pipe, behind its own logger."""
+    read_fd, write_fd = os.pipe()
+    handler = StderrLog(write_fd, capacity=2)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    logger = logging.getLogger("boost.test.stderr-log")
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        yield read_fd, write_fd, handler, logger
+    finally:
+        logger.removeHandler(handler)
+        os.close(read_fd)
+
+
+def test_stderr_log_writes_each_record_as_a_line(pipe_log: Any) -> None:
+    read_fd, _, handler, logger = pipe_log
+    logger.error("first %s", "ü")
+    logger.warning("second")
+    handler.flush_for(5)  # returns once the writer has emptied the queue
+    os.set_blocking(read_fd, False)
+    assert os.read(read_fd, 1 << 16) == (
+        "boost mcp: ERROR first ü\nboost mcp: WARNING second\n".encode()
+    )
+    assert handler.dropped == 0
+
+
+def test_stderr_log_drops_when_nobody_reads_and_says_how_many(pipe_log: Any) -> None:
+    read_fd, write_fd, handler, logger = pipe_log
+    os.set_blocking(write_fd, False)
+    filler = 0
+    try:  # fill the pipe, as a client that never reads stderr does
+        while True:
+            filler += os.write(write_fd, b"." * 4096)
+    except BlockingIOError:
+        pass
+    os.set_blocking(write_fd, True)
+    start = time.monotonic()
+    for i in range(20):
+        logger.error("line %d", i)  # the writer is stuck: at most 1 + 2 get through
+    assert time.monotonic() - start < 2  # emit never waited on the pipe
+    assert handler.dropped in (17, 18)
+    seen = read_until(read_fd, b"nobody read stderr\n")
+    *lines, last = seen[filler:].decode().splitlines()
+    kept = [int(line.rsplit(" ", 1)[1]) for line in lines]
+    assert lines == [f"boost mcp: ERROR line {i}" for i in kept]
+    assert kept[0] == 0 and kept == sorted(kept) and len(kept) == 20 - handler.dropped
+    assert last == f"boost mcp: {handler.dropped} log lines dropped: nobody read stderr"
+    # Once the pipe drains, records get through again and nothing more is reported dropped.
+    logger.error("after")
+    assert read_until(read_fd, b"after\n") == b"boost mcp: ERROR after\n"
