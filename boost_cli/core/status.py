@@ -8,7 +8,7 @@ import shutil
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
-from boost_cli.core import dense, paths, registry, retrieval
+from boost_cli.core import dense, embed, paths, registry, retrieval
 from boost_cli.core.errors import IndexUnavailable
 
 
@@ -79,13 +79,16 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         }
         if stale:
             fixes.append("index out of date: run 'boost reindex'")
-    st = (engines or retrieval.Engines()).dense_index().status()
+    index = (engines or retrieval.Engines()).dense_index()
+    st = index.status()
     report["dense"] = {
         "ready": st.ready,
         "exists": st.exists,
         "reason": st.reason,
         "fix": st.fix,
         "info": st.info,
+        "embedder": embed.describe(index.config) if index.config else None,
+        "store_bytes": dense.store_bytes(index.path),
     }
     backend, note = dense.backend_status()
     report["dense"]["backend"] = backend

@@ -34,7 +34,7 @@ from boost_cli.core.dense.query import (
     DenseStatus,
     open_status,
 )
-from boost_cli.core.dense.store import BACKENDS, FORMAT_VERSION, backend_status
+from boost_cli.core.dense.store import BACKENDS, FORMAT_VERSION, backend_status, store_bytes
 from boost_cli.core.dense.units import (
     ENTRY_BODY_CHARS,
     SNIPPET_CHARS,
@@ -68,5 +68,6 @@ __all__ = [
     "egress_summary",
     "entry_text",
     "open_status",
+    "store_bytes",
     "units_for",
 ]

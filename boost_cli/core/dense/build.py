@@ -148,7 +148,7 @@ def build_dense(
                 sent += outcome.sent
                 chars += outcome.sent_chars
             store.reset()
-        store.set_meta(**identity(config, unit))
+        store.set_identity(identity(config, unit))
         stored = {} if reset else store.taps()
         wanted = {s.name for s in snapshots}
         removed = tuple(sorted(n for n in store.taps() if n not in wanted))
