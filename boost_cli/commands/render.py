@@ -6,7 +6,8 @@ import json
 import os
 import re
 import sys
-from typing import IO, Any, Callable, Mapping, Optional
+import time
+from typing import IO, Any, Callable, List, Mapping, Optional
 
 from boost_cli.core.models import KINDS
 from boost_cli.core.text import printable
@@ -56,14 +57,40 @@ def table(rows: list, headers: list) -> str:
     return "\n".join(lines)
 
 
-def progress(verb: str) -> Optional[Callable[..., None]]:
+def duration(seconds: float) -> str:
+    """``seconds`` as a person reads a wait: "8 s", "3 min 05 s", "1 h 02 min"."""
+    whole = max(0, int(round(seconds)))
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+ETA_AFTER = 2.0  # seconds of progress before an estimate is worth showing
+
+
+def progress(
+    verb: str, clock: Callable[[], float] = time.monotonic
+) -> Optional[Callable[..., None]]:
     """A ``(done, total, label="")`` callback that redraws one status line on stderr,
-    or None when stderr is not a terminal (logs and pipes get no progress noise)."""
+    or None when stderr is not a terminal (logs and pipes get no progress noise).
+
+    Once work has gone on for `ETA_AFTER` seconds the line ends with the time left, from
+    the rate since the first report of this ``total`` (a new total starts a new count)."""
     if not sys.stderr.isatty():
         return None
+    first: List[float] = []  # when, done, total: the first report of this total
 
     def report(done: int, total: int, label: str = "", *rest: Any) -> None:
-        sys.stderr.write(f"\r  {verb} {label + ' ' if label else ''}{done}/{total}\x1b[K")
+        now = clock()
+        if not first or first[2] != total or done < first[1]:
+            first[:] = [now, done, total]
+        spent, since = now - first[0], done - first[1]
+        eta = ""
+        if done < total and since > 0 and spent >= ETA_AFTER:
+            eta = f", {duration(spent * (total - done) / since)} left"
+        sys.stderr.write(f"\r  {verb} {label + ' ' if label else ''}{done}/{total}{eta}\x1b[K")
         if done >= total:
             sys.stderr.write("\r\x1b[K")
         sys.stderr.flush()
