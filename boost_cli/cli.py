@@ -161,6 +161,35 @@ def _add_reindex(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable report")
 
 
+def _add_vectors(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "vectors",
+        help="export or import one tap's dense vectors (embed once, share with a team)",
+        description="Write a tap's vectors from the vector store to a file, or import such "
+        "files: a team embeds a registry once and everyone imports it. The file records "
+        "the embedder; import refuses a file of another embedder than the configured one.",
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    exp = actions.add_parser(
+        "export",
+        help="write TAP's vectors to FILE",
+        description="Write TAP's vectors (from 'boost reindex --dense', at the tap's current "
+        "commit) to FILE: deterministic JSON lines, the same bytes for the same vectors.",
+    )
+    exp.add_argument("tap", metavar="TAP")
+    exp.add_argument("file", metavar="FILE")
+    exp.add_argument("--json", action="store_true", help="machine-readable report")
+    imp = actions.add_parser(
+        "import",
+        help="load vectors files into the vector store",
+        description="Load each FILE's vectors into the vector store's cache and build its "
+        "tap from them, embedding nothing. The tap must be tapped; at another commit, the "
+        "texts that changed are left for 'boost reindex --dense'.",
+    )
+    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.add_argument("--json", action="store_true", help="machine-readable report")
+
+
 def _add_mcp(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "mcp",
@@ -200,6 +229,7 @@ BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
     _add_search,
     _add_show,
     _add_reindex,
+    _add_vectors,
     _add_mcp,
     _add_discover,
     _add_doctor,
@@ -229,6 +259,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "search": ("search", "cmd_search"),
     "show": ("show", "cmd_show"),
     "reindex": ("reindex", "cmd_reindex"),
+    "vectors": ("vectors", "cmd_vectors"),
     "mcp": ("mcp", "cmd_mcp"),
     "discover": ("discover", "cmd_discover"),
     "doctor": ("doctor", "cmd_doctor"),

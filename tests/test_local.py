@@ -364,3 +364,26 @@ def test_the_real_model_matches_its_recorded_vectors(np: Any) -> None:
     cosines = (got * np.array(rec["vectors"], dtype=np.float32)).sum(axis=1)
     assert cosines.min() > 0.99999, cosines
     assert got.shape == (len(rec["texts"]), 384)
+
+
+def test_exported_vectors_carry_the_model_file_and_tokenizer(
+    np: Any,
+    tapped: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> None:
+    assert main(["reindex", "--dense"]) == 0
+    shared = tmp_path / "example.jsonl"
+    assert main(["vectors", "export", "example", str(shared)]) == 0
+    parity = json.loads(shared.read_text(encoding="utf-8").splitlines()[0])["parity"]
+    assert parity["model_sha256"] == TINY.sha256 and parity["dimensions"] == "8"
+    assert parity["tokenizer"] == TINY.tokenizer and parity["provider"] == "local"
+    assert main(["vectors", "import", str(shared)]) == 0  # same model: accepted
+    monkeypatch.setitem(local.MODELS, "tiny", replace(TINY, sha256="cd" * 32))
+    capsys.readouterr()
+    assert main(["vectors", "import", str(shared)]) == 7
+    assert capsys.readouterr().err.startswith(
+        f"boost: error: example.jsonl was embedded with local tiny (model_sha256 {TINY.sha256}), "
+        f"but the configured embedder has model_sha256 {'cd' * 32} — configure the embedder"
+    )

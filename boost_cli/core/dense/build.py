@@ -91,11 +91,14 @@ def build_dense(
     backend: str = "auto",
     timeout: Optional[float] = None,
     max_retries: int = 4,
+    only: Optional[Sequence[str]] = None,
 ) -> DenseBuildReport:
     """Embed the taps of ``snapshots`` into the vector store, incrementally.
 
     Only taps whose commit changed are (re-)embedded; taps not in ``snapshots`` are
-    removed. A different embedder or unit than the store's (or ``force``) resets it first.
+    removed, unless ``only`` names the taps to build, when every other tap in the store
+    is left as it is (a reset still empties the store). A different embedder or unit than
+    the store's (or ``force``) resets it first.
     Each tap is written in one transaction with its commit. Raises `ProviderError` when
     the provider fails: taps finished so far stay, and every vector already received is
     cached, so the next run sends only the rest. When the store must be reset (``force``,
@@ -120,7 +123,11 @@ def build_dense(
         stored = {} if reset else store.taps()
         # The taps to (re-)embed, their texts read once, and how many distinct texts the
         # whole build will send: one total for the progress line.
-        todo = {s.name: tap_units(s, unit) for s in ordered if stored.get(s.name) != s.commit}
+        todo = {
+            s.name: tap_units(s, unit)
+            for s in ordered
+            if stored.get(s.name) != s.commit and (only is None or s.name in only)
+        }
         distinct = {text_hash(u.text) for units, _, _ in todo.values() for u in units}
         total = len(distinct) - len(cache.lookup(sorted(distinct), config))
         sent_so_far = [0]
@@ -159,7 +166,7 @@ def build_dense(
             store.reset()
         store.set_identity(identity(config, unit))
         wanted = {s.name for s in snapshots}
-        removed = tuple(sorted(n for n in store.taps() if n not in wanted))
+        removed = tuple(sorted(n for n in store.taps() if n not in wanted and only is None))
         for name in removed:
             store.replace_tap(name, None, (), (), {})
         embedded: List[str] = []
