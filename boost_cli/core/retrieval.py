@@ -199,12 +199,14 @@ class HybridRetriever:
         self,
         bm25: Retriever,
         dense: Retriever,
-        method: str = "rrf",
+        method: str = fusion.DEFAULT_METHOD,
         *,
         rrf_k: int = fusion.RRF_K,
         weights: Optional[Mapping[str, float]] = None,
         depth: int = fusion.DEPTH,
         groups: Optional[Callable[[Sequence[str]], Mapping[str, str]]] = None,
+        norms: Optional[Mapping[str, str]] = None,
+        floor: bool = False,
     ) -> None:
         if method not in fusion.METHODS:
             raise UsageError(
@@ -217,6 +219,8 @@ class HybridRetriever:
         self.weights = dict(weights if weights is not None else fusion.DEFAULT_WEIGHTS)
         self.depth = depth
         self.groups = groups
+        self.norms = dict(norms if norms is not None else fusion.DEFAULT_NORMS)
+        self.floor = floor
 
     def query(
         self,
@@ -243,6 +247,8 @@ class HybridRetriever:
             rrf_k=self.rrf_k,
             weights=self.weights,
             depth=self.depth,
+            norms=self.norms,
+            floor=self.floor,
         )
         return Retrieved(hits, tuple(notes))
 
