@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Dict
 
 import pytest
 
@@ -84,22 +85,28 @@ print(json.dumps({
 """
 
 
-@_NEEDS_310
-def test_only_the_stdlib_is_imported(example_repo: Path, tmp_path: Path) -> None:
+def _run(script: str, repo: Path, tmp_path: Path) -> Dict[str, Any]:
+    """``script`` in a fresh interpreter with no provider configured: its JSON report."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("BOOST_", "VOYAGE_", "OPENAI_"))
     }
     env.update({"BOOST_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)})
     proc = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, str(example_repo)],
+        [sys.executable, "-c", script, str(repo)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         env=env,
         cwd=str(tmp_path),
     )
     assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    result: Dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+@_NEEDS_310
+def test_only_the_stdlib_is_imported(example_repo: Path, tmp_path: Path) -> None:
+    out = _run(_SCRIPT, example_repo, tmp_path)
     assert out["modules"] >= 20
     assert out["optional_tried"] == []
     assert out["after_import"] == []
@@ -159,20 +166,7 @@ def test_the_local_extra_loads_only_when_a_dense_search_needs_it(
     ]
     if missing:
         pytest.skip(f"the [local] extra is not installed ({', '.join(missing)} missing)")
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("BOOST_", "VOYAGE_", "OPENAI_"))
-    }
-    env.update({"BOOST_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)})
-    proc = subprocess.run(
-        [sys.executable, "-c", _LOCAL_SCRIPT, str(example_repo)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=str(tmp_path),
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    out = _run(_LOCAL_SCRIPT, example_repo, tmp_path)
     assert out["codes"] == [0, 0, 1, 0, 0], out["outputs"]  # doctor: "run 'boost reindex'"
     assert out["seen"]["import"] == [] and out["seen"]["search and doctor"] == []
     assert out["seen"]["dense search"] == ["numpy", "onnxruntime"]
