@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tupl
 
 from boost_cli import __version__, completion, topics
 from boost_cli.commands import render
-from boost_cli.core.errors import AmbiguousError, BoostError
+from boost_cli.core.errors import AmbiguousError, BoostError, from_os_error
 from boost_cli.core.models import ENGINES, KINDS
 from boost_cli.core.text import printable
 
@@ -245,6 +245,9 @@ def _add_show(sub: argparse._SubParsersAction) -> None:
     p = _sub(sub, "show", "print a skill, rule or workflow", "Print an entry's file, path and tap.")
     p.add_argument("name", help="NAME, TAP:NAME or TAP:PATH")
     p.add_argument("--json", action="store_true", help="entry fields and text as JSON")
+    p.add_argument(
+        "--raw", action="store_true", help="print the file as it is (control characters too)"
+    )
 
 
 def _add_reindex(sub: argparse._SubParsersAction) -> None:
@@ -537,6 +540,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             # ripgrep's convention: the reader has what it wanted; exit 0, say nothing.
             _quiet_stdout()
             return 0
+        except OSError as os_err:  # a full disk, a read-only BOOST_HOME: one line and the fix
+            raise from_os_error(os_err) from os_err
     except BoostError as err:
         if args.debug:
             import traceback
@@ -551,7 +556,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.debug:
             raise
         render.err(
-            f"boost: internal error: {type(err).__name__}: {err} — rerun with --debug and report it"
+            f"boost: internal error: {type(err).__name__}: {printable(err)} — rerun with --debug and report it"
         )
         return 1
 

@@ -216,6 +216,7 @@ def test_export_refusals(
         (lambda lines: lines[:-1], "is truncated or damaged"),
         (lambda lines: [*lines[:2], '["abc", "AAAA"]', *lines[3:]], "line 3 is not a vector"),
         (lambda lines: [lines[0].replace('"version":1', '"version":9')], "version 9 vectors"),
+        (lambda lines: [lines[0].replace('"tap":"example"', '"tap":""')], "names no tap"),
     ],
 )
 def test_damaged_files_are_refused(

@@ -17,9 +17,8 @@ from boost_cli.core.models import TapSnapshot
 def cmd_reindex(args: argparse.Namespace) -> int:
     taps = registry.require_taps(args.tap)
     t0 = time.perf_counter()
-    with Status() as line:
+    with Status() as line, indexing.steady_snapshots() as snaps:
         line.show(f"  indexing · reading {len(taps)} tap{'' if len(taps) == 1 else 's'}")
-        snaps = registry.snapshots()
         left = _left_label(args, snaps)
         line.show(
             f"  indexing 0/{len(left.names)} · {left(0, 0, '')}"

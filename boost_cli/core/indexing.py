@@ -1,12 +1,21 @@
 """The write paths of the search indexes: `boost reindex`, and the incremental refresh that
 `tap`, `update` and `untap` run so an existing index follows the taps. A search never
-writes; these are the only callers of the index and vector-store builds."""
+writes; these are the only callers of the index and vector-store builds.
+
+Builds read the clones through `registry.held_snapshots`: each tap's lock is held (shared)
+while the index reads its files, so no `boost update` changes them meanwhile, and a clone
+whose update was interrupted is put back first. A tap whose clone had to be put back is
+flagged ``repaired``: what the index holds for it may have been built from a half-updated
+tree under the very key it has now, so the next build redoes it (``force_taps``) and then
+clears the flag.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from boost_cli.core import config, paths, registry
 from boost_cli.core.errors import ProviderError
@@ -21,6 +30,13 @@ Progress = Optional[Callable[..., None]]
 DEFAULT_UNIT = "entry"
 
 
+@contextlib.contextmanager
+def steady_snapshots() -> Iterator[List[TapSnapshot]]:
+    """Every tap's snapshot, its clone held steady for the ``with`` block (see above)."""
+    with registry.held_snapshots() as snaps:
+        yield snaps
+
+
 def reindex(
     snaps: Sequence[TapSnapshot],
     *,
@@ -28,10 +44,16 @@ def reindex(
     force_taps: Sequence[str] = (),
     progress: Progress = None,
 ) -> BuildReport:
-    """Build the BM25 index for ``snaps``: only taps whose commit changed are redone."""
+    """Build the BM25 index for ``snaps``: only taps whose commit changed are redone, plus
+    ``force_taps`` and every tap flagged ``repaired``."""
     from boost_cli.core import index
 
-    return index.build(snaps, force=force, force_taps=tuple(force_taps), progress=progress)
+    repaired = {t.name: t.commit for t in registry.list_taps() if t.repaired}
+    redo = {s.name: s.commit for s in snaps if repaired.get(s.name) == s.commit}
+    forced = sorted(set(force_taps) | set(redo))
+    report = index.build(snaps, force=force, force_taps=tuple(forced), progress=progress)
+    registry.clear_repaired(redo)
+    return report
 
 
 def refresh(progress: Progress = None) -> Optional[BuildReport]:
@@ -39,7 +61,8 @@ def refresh(progress: Progress = None) -> Optional[BuildReport]:
     taps are redone); None when there is no index yet — `boost reindex` builds the first."""
     if not (paths.index_dir() / "manifest.json").exists():
         return None
-    return reindex(registry.snapshots(), progress=progress)
+    with steady_snapshots() as snaps:
+        return reindex(snaps, progress=progress)
 
 
 def dense_settings(unit: Optional[str] = None) -> Tuple[EmbedConfig, str]:
@@ -83,6 +106,6 @@ def import_vectors(path: Path, unit: Optional[str] = None) -> ImportReport:
 
     found = dense.load_file(path)
     embedder, chosen = dense_settings(unit)
-    snaps = registry.snapshots([found.tap]) if found.tap else []
-    snapshot = snaps[0] if snaps else None
-    return dense.import_vectors(found, path, snapshot, embedder, chosen, paths.vectors_path())
+    with registry.held_snapshots([found.tap]) as snaps:  # its clone steady while read
+        snapshot = snaps[0] if snaps else None
+        return dense.import_vectors(found, path, snapshot, embedder, chosen, paths.vectors_path())

@@ -80,6 +80,9 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         fixes.append(
             f"clones missing for {', '.join(missing)}: 'boost untap NAME' then 'boost tap SOURCE'"
         )
+    left = registry.leftovers() if report["config"]["status"] == "ok" else []
+    report["leftovers"] = left
+    fixes.extend(left)
     state = index_state(engines)
     if state.damaged is not None:
         report["index"] = {"status": "damaged", "reason": str(state.damaged)}

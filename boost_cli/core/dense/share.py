@@ -141,6 +141,8 @@ def load_file(path: Path) -> VectorFile:
             f"version {VERSION}",
             "export it again with this version of boost",
         )
+    if not isinstance(header.get("tap"), str) or not header["tap"]:
+        raise UsageError(f"{path} names no tap", _REEXPORT)
     parity = header.get("parity")
     if not isinstance(parity, dict) or not all(isinstance(v, str) for v in parity.values()):
         raise UsageError(f"{path} has no valid parity block", _REEXPORT)

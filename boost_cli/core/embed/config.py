@@ -12,6 +12,7 @@ import os
 import urllib.parse
 from typing import Any, Callable, Dict, Mapping, Optional, TypeVar
 
+from boost_cli.core import http
 from boost_cli.core.embed.base import EmbedConfig, provider_named, registered
 from boost_cli.core.embed.providers import PROVIDERS
 from boost_cli.core.errors import ConfigError
@@ -85,7 +86,7 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
         scheme = urllib.parse.urlsplit(base_url).scheme.lower()
         if scheme not in ("http", "https") or not urllib.parse.urlsplit(base_url).netloc:
             raise ConfigError(
-                f"embedding base URL {base_url!r} is not an http(s) URL",
+                f"embedding base URL {http.redact(base_url)!r} is not an http(s) URL",
                 "set BOOST_EMBED_BASE_URL to e.g. http://127.0.0.1:8765/v1",
             )
     dimensions = _positive(
