@@ -279,6 +279,39 @@ def _add_reindex(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable report")
 
 
+def _add_vectors(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "vectors",
+        "export or import one tap's dense vectors (embed once, share with a team)",
+        "Write a tap's vectors from the vector store to a file, or import such files: a "
+        "team embeds a registry once and everyone imports it. The file records the "
+        "embedder; import refuses a file of another embedder than the configured one.",
+    )
+    actions = p.add_subparsers(
+        dest="action", metavar="ACTION", required=True, help="export or import"
+    )
+    exp = actions.add_parser(
+        "export",
+        help="write TAP's vectors to FILE",
+        description="Write TAP's vectors (from 'boost reindex --dense', at the tap's current "
+        "commit) to FILE: deterministic JSON lines, the same bytes for the same vectors.",
+    )
+    exp.add_argument("tap", metavar="TAP", help="a tapped registry whose vectors are built")
+    exp.add_argument("file", metavar="FILE", help="where to write them")
+    imp = actions.add_parser(
+        "import",
+        help="load vectors files into the vector store",
+        description="Load each FILE's vectors into the vector store's cache and build its "
+        "tap from them, embedding nothing. The tap must be tapped; at another commit, the "
+        "texts that changed are left for 'boost reindex --dense'.",
+    )
+    imp.add_argument("files", nargs="+", metavar="FILE", help="files from 'boost vectors export'")
+    for action in (exp, imp):
+        action.add_argument("--json", action="store_true", help="machine-readable report")
+        _global_options(action, in_command=True)
+
+
 def _add_mcp(sub: argparse._SubParsersAction) -> None:
     p = _sub(
         sub,
@@ -356,6 +389,7 @@ BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
     _add_search,
     _add_show,
     _add_reindex,
+    _add_vectors,
     _add_mcp,
     _add_discover,
     _add_doctor,
@@ -407,6 +441,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "search": ("search", "cmd_search"),
     "show": ("show", "cmd_show"),
     "reindex": ("reindex", "cmd_reindex"),
+    "vectors": ("vectors", "cmd_vectors"),
     "mcp": ("mcp", "cmd_mcp"),
     "discover": ("discover", "cmd_discover"),
     "doctor": ("doctor", "cmd_doctor"),

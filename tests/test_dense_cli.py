@@ -440,7 +440,9 @@ def test_hybrid_fuses_copies_of_one_file_as_one_candidate() -> None:
         hit("z", "c", "dense", 0.8, "H3"),
     ]
     fused = (
-        HybridRetriever(Fixed("bm25", {"q": bm25}), Fixed("dense", {"q": dense})).query("q").hits
+        HybridRetriever(Fixed("bm25", {"q": bm25}), Fixed("dense", {"q": dense}), method="rrf")
+        .query("q")
+        .hits
     )
     assert [h.entry.qualified_name for h in fused] == ["x:a", "x:b", "z:c"]
     top = fused[0]

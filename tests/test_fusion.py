@@ -12,8 +12,10 @@ from boost_cli.core.fusion import (
     fusion_keys,
     merge_hits,
     minmax,
+    normalise,
     rrf,
     weighted_minmax,
+    weighted_scores,
 )
 from boost_cli.core.models import Entry, Hit
 
@@ -72,6 +74,39 @@ def test_weighted_minmax_ties_break_on_best_rank_then_id() -> None:
     assert [d for d, _ in fused] == ["b", "c", "a"]
 
 
+def test_normalise_each_way() -> None:
+    scores = {"a": 8.0, "b": 2.0, "c": 0.0}
+    assert normalise(scores, "max") == {"a": 1.0, "b": 0.25, "c": 0.0}
+    assert normalise(scores, "minmax") == {"a": 1.0, "b": 0.25, "c": 0.0}
+    assert normalise({"a": 0.6, "b": 0.2}, "minmax") == pytest.approx({"a": 1.0, "b": 0.0})
+    assert normalise({"a": 0.6, "b": -0.2}, "unit") == pytest.approx({"a": 0.8, "b": 0.4})
+    assert normalise({"a": 0.6}, "raw") == {"a": 0.6}
+    assert normalise({"a": 0.0}, "max") == {"a": 0.0} and normalise({}, "max") == {}
+    with pytest.raises(ValueError, match="unknown normalisation 'z'"):
+        normalise(scores, "z")
+
+
+def test_weighted_scores_hand_computed() -> None:
+    scores = {"bm25": {"a": 10.0, "b": 5.0}, "dense": {"b": 0.8, "d": 0.4, "a": 0.2}}
+    weights = {"bm25": 0.6, "dense": 0.4}
+    fused = weighted_scores(scores, weights, {"bm25": "max", "dense": "max"})
+    # a = .6·1 + .4·.25 = .7; b = .6·.5 + .4·1 = .7 (tie: a's best rank 1 beats b's 1 by id);
+    # d = .4·.5 = .2
+    assert [d for d, _ in fused] == ["a", "b", "d"]
+    assert dict(fused) == pytest.approx({"a": 0.7, "b": 0.7, "d": 0.2})
+    floored = dict(weighted_scores(scores, weights, {"bm25": "max", "dense": "max"}, True))
+    # d was not among BM25's: it gets BM25's lowest normalised score, .5
+    assert floored["d"] == pytest.approx(0.6 * 0.5 + 0.4 * 0.5)
+
+
+def test_the_default_fusion_is_max_normalised_scores() -> None:
+    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 10)
+    # bm25 /9: a 1, b 7/9, c 2/9; dense /.9: b 1, d 8/9, c 7/9 — weighted .6 / .4
+    assert [h.entry.name for h in hits] == ["b", "a", "c", "d"]
+    assert hits[0].score == pytest.approx(0.6 * 7 / 9 + 0.4)
+    assert dict(hits[0].ranks) == {"bm25": 2, "dense": 1}  # --explain shows both ranks
+
+
 # --------------------------------------------------------------------------- hybrid
 
 
@@ -96,7 +131,7 @@ def dense_hits() -> List[Hit]:
 
 
 def test_fuse_rrf_merges_hits_keeping_bm25_snippets() -> None:
-    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 3)
+    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 3, "rrf")
     # b: 1/62 + 1/61; c: 1/63 + 1/63; a: 1/61; d: 1/62
     assert [h.entry.name for h in hits] == ["b", "c", "a"]
     b, c, a = hits
@@ -108,13 +143,14 @@ def test_fuse_rrf_merges_hits_keeping_bm25_snippets() -> None:
 
 
 def test_fuse_minmax_and_depth() -> None:
-    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 10, "minmax")
+    weights = {"bm25": 0.3, "dense": 0.7}
+    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 10, "minmax", weights=weights)
     # bm25 norm: a 1, b 5/7, c 0; dense norm: b 1, d .5, c 0
     # a .3; b .3·5/7 + .7 = .9143; d .35; c 0
     assert [h.entry.name for h in hits] == ["b", "d", "a", "c"]
     assert hits[0].score == pytest.approx(0.3 * 5 / 7 + 0.7)
     # depth 1 (k 1): each engine votes with its first file only.
-    one = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 1, depth=1)
+    one = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 1, "rrf", depth=1)
     assert [h.entry.name for h in one] == ["a"] and one[0].score == pytest.approx(1 / 61)
     with pytest.raises(ValueError, match=r"^unknown fusion method 'sum'$"):
         fuse({}, 3, "sum")
@@ -137,17 +173,20 @@ def test_collapse_merges_copies_into_the_best_ranked_hit() -> None:
     assert out[1].also_in == () and out[2].also_in == ()
 
 
-def test_fuse_counts_the_default_depth_of_60_files_per_engine() -> None:
-    # BM25 ranks 61 files; dense ranks only the 61st, first. With depth 60 BM25's 61st file
-    # is cut, so it ties bm25's #1 at 1/61 and loses on the id; with depth 61 it would win.
-    bm25 = [Hit(entry(f"f{i:02d}"), 100.0 - i) for i in range(1, 62)]
-    dense = [Hit(entry("f61"), 0.9)]
-    hits = fuse({"bm25": bm25, "dense": dense}, 2)
+def test_fuse_counts_the_default_depth_of_80_files_per_engine() -> None:
+    # BM25 ranks 81 files (f01 far ahead); dense ranks f81, then f80. Depth 80 keeps BM25's
+    # 80th file (f80 keeps both ranks) and cuts its 81st (f81 is scored by dense alone).
+    bm25 = [Hit(entry("f01"), 100.0)] + [
+        Hit(entry(f"f{i:02d}"), 10.0 - i / 100) for i in range(2, 82)
+    ]
+    dense = [Hit(entry("f81"), 0.9), Hit(entry("f80"), 0.45)]
+    hits = fuse({"bm25": bm25, "dense": dense}, 3)
     assert [(h.entry.name, dict(h.ranks)) for h in hits] == [
         ("f01", {"bm25": 1}),
-        ("f61", {"dense": 1}),
+        ("f81", {"dense": 1}),
+        ("f80", {"bm25": 80, "dense": 2}),
     ]
-    assert hits[0].score == hits[1].score == pytest.approx(1 / 61)
+    assert [h.score for h in hits] == pytest.approx([0.6, 0.4, 0.6 * 9.2 / 100 + 0.4 * 0.5])
 
 
 def copy_hit(tap: str, name: str, sha: str, **fields: object) -> Hit:
@@ -160,7 +199,7 @@ def test_fuse_counts_copies_of_one_file_as_one_candidate() -> None:
     the file gets both engines' rank-1 votes, and dense's next file is its #2."""
     bm25 = [copy_hit("x", "a", "H1", snippet="a via bm25"), copy_hit("x", "b", "H2")]
     dense = [copy_hit("y", "a", "H1"), copy_hit("x", "a", "H1"), copy_hit("z", "c", "H3")]
-    hits = fuse({"bm25": bm25, "dense": dense}, 3)
+    hits = fuse({"bm25": bm25, "dense": dense}, 3, "rrf")
     assert [h.entry.qualified_name for h in hits] == ["x:a", "x:b", "z:c"]
     top = hits[0]
     assert dict(top.ranks) == {"bm25": 1, "dense": 1} and top.score == pytest.approx(2 / 61)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from boost_cli.core import config, paths, registry
@@ -21,6 +22,7 @@ from boost_cli.core.errors import ProviderError
 from boost_cli.core.models import TapSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
+    from boost_cli.core.dense import ImportReport, VectorFile
     from boost_cli.core.embed import EmbedConfig
     from boost_cli.core.index import BuildReport
 
@@ -88,3 +90,22 @@ def build_dense(
     from boost_cli.core import dense
 
     return dense.build_dense(snaps, config=embedder, unit=unit, force=force, progress=progress)
+
+
+def export_vectors(tap: str, out: Path) -> VectorFile:
+    """Write tapped ``tap``'s vectors (the store must hold them at its commit) to ``out``."""
+    from boost_cli.core import dense
+
+    info = registry.get_tap(tap)
+    return dense.export_tap(paths.vectors_path(), tap, info.commit, info.source, out)
+
+
+def import_vectors(path: Path, unit: Optional[str] = None) -> ImportReport:
+    """Import a vectors file for the configured embedder (`dense.import_vectors`)."""
+    from boost_cli.core import dense
+
+    found = dense.load_file(path)
+    embedder, chosen = dense_settings(unit)
+    with registry.held_snapshots([found.tap]) as snaps:  # its clone steady while read
+        snapshot = snaps[0] if snaps else None
+        return dense.import_vectors(found, path, snapshot, embedder, chosen, paths.vectors_path())
