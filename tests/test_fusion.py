@@ -7,6 +7,7 @@ from typing import List, Optional, Tuple
 import pytest
 
 from boost_cli.core.fusion import (
+    NORMS,
     collapse,
     fuse,
     fusion_keys,
@@ -82,8 +83,15 @@ def test_normalise_each_way() -> None:
     assert normalise({"a": 0.6, "b": -0.2}, "unit") == pytest.approx({"a": 0.8, "b": 0.4})
     assert normalise({"a": 0.6}, "raw") == {"a": 0.6}
     assert normalise({"a": 0.0}, "max") == {"a": 0.0} and normalise({}, "max") == {}
-    with pytest.raises(ValueError, match="unknown normalisation 'z'"):
+    with pytest.raises(ValueError, match=r"^unknown normalisation 'z'$"):
         normalise(scores, "z")
+    # NORMS lists exactly what normalise accepts (the values config and callers may pass).
+    assert [sorted(normalise({"a": 1.0, "b": 0.0}, n).items()) for n in NORMS] == [
+        [("a", 1.0), ("b", 0.0)],
+        [("a", 1.0), ("b", 0.0)],
+        [("a", 1.0), ("b", 0.5)],
+        [("a", 1.0), ("b", 0.0)],
+    ]
 
 
 def test_weighted_scores_hand_computed() -> None:
@@ -97,6 +105,11 @@ def test_weighted_scores_hand_computed() -> None:
     floored = dict(weighted_scores(scores, weights, {"bm25": "max", "dense": "max"}, True))
     # d was not among BM25's: it gets BM25's lowest normalised score, .5
     assert floored["d"] == pytest.approx(0.6 * 0.5 + 0.4 * 0.5)
+    # An engine without a norm is max-normalised; one that returned nothing adds nothing,
+    # floor or not (it has no lowest score to give).
+    assert weighted_scores(scores, weights, {}) == fused
+    silent = {"bm25": {"a": 4.0, "b": 1.0}, "dense": {}}
+    assert weighted_scores(silent, weights, {}, True) == [("a", 0.6), ("b", 0.15)]
 
 
 def test_the_default_fusion_is_max_normalised_scores() -> None:
@@ -245,10 +258,15 @@ def test_fusion_keys_chain_group_hash_and_listing_evidence() -> None:
         hit("y", "d", "y", content_hash="H4"),
     ]
     keys = fusion_keys({"bm25": bm25, "dense": dense})
-    assert len(keys) == 5 and len(set(keys.values())) == 1
-    # Nothing shared: every entry keeps a key of its own.
+    # The key is the first id seen: BM25's first hit's group.
+    assert len(keys) == 5 and set(keys.values()) == {"G"}
+    # Nothing shared: every entry keeps a key of its own, its group, else its hash, else its id.
     apart = [hit("p", "a", "p", group="G1"), hit("q", "a", "q", content_hash="H9")]
-    assert len(set(fusion_keys({"bm25": apart, "dense": [hit("r", "b", "r")]}).values())) == 3
+    assert fusion_keys({"bm25": apart, "dense": [hit("r", "b", "r")]}) == {
+        "a:p/SKILL.md": "G1",
+        "a:q/SKILL.md": "H9",
+        "b:r/SKILL.md": "b:r/SKILL.md",
+    }
     # A group on one side and the file's hash on the other are enough to fuse.
     fused = fuse(
         {
