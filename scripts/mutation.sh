@@ -4,10 +4,24 @@
 # edits the module in place while it runs: don't run other work in this checkout meanwhile.
 #
 # Usage: scripts/mutation.sh [VENV_BIN] [MODULE ...]    (or: make mutation MODULES="fusion bm25")
-# A module's results stay in mutants/<module>.cache; to list its survivors:
-#   cp mutants/fusion.cache .mutmut-cache && .venv/bin/mutmut results
+# A module's results stay in mutants/<module>.cache, and the next run starts from them the way
+# mutmut does: a killed mutant stays killed, every other one (survived, timed out, new or on a
+# changed line) is tested again. FRESH=1 tests every mutant from scratch. Its survivors:
+#   scripts/mutation.sh --survivors fusion     (mutmut's diff of each)
 # Exits 1 when a module scores below $MIN % (killed, timed out or suspicious out of all).
 set -uo pipefail
+if [ "${1:-}" = --survivors ]; then
+  bin=${BIN:-.venv/bin}
+  for m in "${@:2}"; do
+    [ -f "mutants/$m.cache" ] || { echo "mutation: no mutants/$m.cache: run it first" >&2; exit 2; }
+    cp "mutants/$m.cache" .mutmut-cache
+    for id in $("$bin/mutmut" result-ids survived); do
+      "$bin/mutmut" show "$id"
+    done
+    rm -f .mutmut-cache
+  done
+  exit 0
+fi
 bin=${1:-.venv/bin}
 shift $(($# > 0 ? 1 : 0))
 modules=${*:-${MODULES:-bm25 fusion retrieval mcp schema tokenize stem chunker frontmatter}}
@@ -29,6 +43,8 @@ pytest_cmd="$pytest_cmd -x -q -p no:cacheprovider -p no:randomly --hypothesis-se
 # No .pyc: a mutant of the same size written in the same second as the last one could
 # otherwise be served the last one's bytecode.
 export PYTHONDONTWRITEBYTECODE=1
+# Subprocesses the tests start (`boost mcp` end to end) import this checkout's mutant too.
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 # tests/test_mcp_fuzz.py runs once per mutant of mcp.py: 100 examples, not 300, per property.
 export MCP_FUZZ_EXAMPLES=${MCP_FUZZ_EXAMPLES:-100}
 mkdir -p mutants
@@ -41,7 +57,11 @@ for m in $modules; do
   for f in "$src" $tests; do
     [ -f "$f" ] || { echo "mutation: no $f" >&2; exit 2; }
   done
-  rm -f .mutmut-cache
+  if [ -z "${FRESH:-}" ] && [ -f "mutants/$m.cache" ]; then
+    cp "mutants/$m.cache" .mutmut-cache
+  else
+    rm -f .mutmut-cache
+  fi
   start=$SECONDS
   "$bin/mutmut" run --paths-to-mutate "$src" --runner "$pytest_cmd $tests" --simple-output --no-progress \
     > "mutants/$m.log" 2>&1
