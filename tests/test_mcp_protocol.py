@@ -37,6 +37,7 @@ from boost_cli.core.mcp import (
     StderrLog,
     ToolRegistrationError,
     ToolResult,
+    ToolSpec,
     default_instructions,
     dump_line,
 )
@@ -117,6 +118,15 @@ def test_registry_keeps_registration_order() -> None:
         reg.register(name, f"the {name} tool", {"type": "object"}, lambda args: "ok")
     assert [spec.name for spec in reg.tools()] == ["zeta", "alpha", "mid"]
     assert reg.names() == ["zeta", "alpha", "mid"] and len(reg) == 3 and "mid" in reg
+
+
+def test_a_bare_tool_spec_lists_name_description_and_input_schema_only() -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    spec = ToolSpec("t", "does t", schema)
+    listed = spec.to_dict()
+    assert listed == {"name": "t", "description": "does t", "inputSchema": schema}
+    listed["inputSchema"]["properties"]["q"]["type"] = "number"  # a copy, not the spec's
+    assert schema["properties"]["q"]["type"] == "string"
 
 
 def test_registry_refuses_duplicate_names() -> None:
@@ -298,8 +308,13 @@ def test_initialize_without_params_and_custom_instructions() -> None:
 
 
 def test_initialized_notification_gets_no_reply(server: Server) -> None:
+    # Before the handshake: no version agreed, not initialized; initialize agrees a version,
+    # and only the client's notification marks the session initialized.
+    assert server.protocol_version is None and server.initialized is False
+    server.handle(request("initialize", {"protocolVersion": "2025-06-18"}))
+    assert server.protocol_version == "2025-06-18" and server.initialized is False
     assert server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
-    assert server.initialized
+    assert server.initialized is True
 
 
 def test_requests_before_initialize_are_answered(server: Server) -> None:
@@ -403,9 +418,9 @@ def test_unexpected_exception_is_generic_logged_and_survived(
     assert result["isError"] is True
     assert text == "tool 'crash' failed unexpectedly; the details are in the server log"
     assert "secret" not in text
-    assert any(
-        r.exc_info and "secret internal detail" in str(r.exc_info[1]) for r in caplog.records
-    )
+    assert [(r.getMessage(), str(r.exc_info[1]) if r.exc_info else "") for r in caplog.records] == [
+        ("tool crash raised", "secret internal detail\nwith a second line")
+    ]
     assert (
         call(server, "echo", {"query": "still here"})["result"]["content"][0]["text"]
         == "still here"
@@ -692,7 +707,9 @@ def test_internal_bug_is_an_internal_error_not_a_crash(
             "message": "internal error while handling ping; see the server log",
         },
     }
-    assert "KeyError" in caplog.text
+    assert [
+        (r.getMessage(), repr(r.exc_info[1]) if r.exc_info else "") for r in caplog.records
+    ] == [("internal error while handling ping", "KeyError('oops')")]
 
 
 # --------------------------------------------------------------------------- lines
@@ -790,7 +807,10 @@ def test_unserialisable_result_still_answers_the_id(
     server: Server, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setitem(server._methods, "ping", lambda params: {"bad": object()})
-    reply = server.handle_line(json.dumps(request("ping", rid=11)))
+    with caplog.at_level(logging.ERROR, logger="boost_cli.core.mcp"):
+        reply = server.handle_line(json.dumps(request("ping", rid=11)))
+    assert [r.getMessage() for r in caplog.records] == ["a response could not be serialised"]
+    assert caplog.records[0].exc_info  # the traceback goes to the log
     assert reply is not None
     assert json.loads(reply) == {
         "jsonrpc": "2.0",
@@ -1093,16 +1113,22 @@ def test_stderr_log_writes_each_record_as_a_line(pipe_log: Any) -> None:
     assert handler.dropped == 0
 
 
-def test_stderr_log_drops_when_nobody_reads_and_says_how_many(pipe_log: Any) -> None:
-    read_fd, write_fd, handler, logger = pipe_log
-    os.set_blocking(write_fd, False)
-    filler = 0
-    try:  # fill the pipe, as a client that never reads stderr does
+def fill(fd: int) -> int:
+    """Fill the pipe's write end ``fd`` as a client that never reads stderr does."""
+    os.set_blocking(fd, False)
+    filled = 0
+    try:
         while True:
-            filler += os.write(write_fd, b"." * 4096)
+            filled += os.write(fd, b"." * 4096)
     except BlockingIOError:
         pass
-    os.set_blocking(write_fd, True)
+    os.set_blocking(fd, True)
+    return filled
+
+
+def test_stderr_log_drops_when_nobody_reads_and_says_how_many(pipe_log: Any) -> None:
+    read_fd, write_fd, handler, logger = pipe_log
+    filler = fill(write_fd)
     start = time.monotonic()
     for i in range(20):
         logger.error("line %d", i)  # the writer is stuck: at most 1 + 2 get through
@@ -1117,3 +1143,28 @@ def test_stderr_log_drops_when_nobody_reads_and_says_how_many(pipe_log: Any) -> 
     # Once the pipe drains, records get through again and nothing more is reported dropped.
     logger.error("after")
     assert read_until(read_fd, b"after\n") == b"boost mcp: ERROR after\n"
+    # A second stall is counted on its own.
+    first = handler.dropped
+    filler = fill(write_fd)
+    for i in range(10):
+        logger.error("again %d", i)
+    again = handler.dropped - first
+    assert again in (7, 8)
+    seen = read_until(read_fd, b"nobody read stderr\n")
+    assert seen[filler:].decode().splitlines()[-1] == (
+        f"boost mcp: {again} log lines dropped: nobody read stderr"
+    )
+
+
+def test_stderr_log_escapes_what_utf8_cannot_carry(pipe_log: Any) -> None:
+    read_fd, _, handler, logger = pipe_log
+    logger.error("lone \ud800 surrogate")
+    handler.flush_for(5)
+    assert read_until(read_fd, b"surrogate\n") == b"boost mcp: ERROR lone \\ud800 surrogate\n"
+
+
+def test_stderr_log_flush_returns_once_the_queue_is_empty(pipe_log: Any) -> None:
+    _, _, handler, _ = pipe_log
+    start = time.monotonic()
+    handler.flush_for(5)  # nothing queued: no wait for the deadline
+    assert time.monotonic() - start < 2

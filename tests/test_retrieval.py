@@ -286,6 +286,38 @@ def test_lexical_engine_returns_60_hits_by_default(tmp_path: Path) -> None:
     assert len(engine.query("pdf", k=65).hits) == 65
 
 
+def test_lexical_engine_widens_only_while_copies_hide_distinct_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # c0-c3 are copies of one file, d4-d6 files of their own; the fake search ranks them so.
+    entries = [entry(f"c{i}", tap="t") for i in range(4)] + [
+        entry(f"d{i}", tap="t") for i in range(4, 7)
+    ]
+    for e in entries:
+        (tmp_path / e.path).parent.mkdir(parents=True)
+        (tmp_path / e.path).write_text("same" if e.name.startswith("c") else e.name)
+    asked: List[int] = []
+
+    def search(pool: Sequence[Entry], text: str, k: int, kind: Optional[str]) -> List[Hit]:
+        asked.append(k)
+        return [Hit(e, 1.0) for e in pool][:k]
+
+    monkeypatch.setattr(retrieval.lexical, "search", search)
+    snapshot = TapSnapshot("t", "c1", tmp_path, entries)
+    got = retrieval.LexicalRetriever([snapshot]).query("q", k=2)
+    # 2 hits, 1 file; 4 hits, 1 file; 8 asked, all 7 come back: 4 files, the top 2 kept.
+    assert asked == [2, 4, 8]
+    assert [h.entry.name for h in got.hits] == ["c0", "d4"]
+    assert got.hits[0].also_in == ("t:c1", "t:c2", "t:c3")
+    asked.clear()
+    distinct = TapSnapshot("t", "c1", tmp_path, entries[4:])
+    assert [h.entry.name for h in retrieval.LexicalRetriever([distinct]).query("q", 2).hits] == [
+        "d4",
+        "d5",
+    ]
+    assert asked == [2]  # k distinct files at once: no second search
+
+
 def test_a_retrieved_answer_is_a_value() -> None:
     got = retrieval.Retrieved(bm25_hits())
     assert got.notes == ()
