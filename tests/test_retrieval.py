@@ -211,6 +211,18 @@ def test_hybrid_fuses_both_engines_and_passes_filters_down() -> None:
     weights = {"bm25": 0.3, "dense": 0.7}
     minmax = retrieval.HybridRetriever(bm25, dense, method="minmax", weights=weights)
     assert [h.entry.name for h in minmax.query("q", k=10).hits] == ["b", "d", "a", "c"]
+    # The score fusion's options reach it. floor: d gets BM25's lowest (2/9), a dense's
+    # lowest (7/9); min-max norms: c is each engine's lowest, 0.
+    floor = retrieval.HybridRetriever(bm25, dense, floor=True)
+    assert [h.entry.name for h in floor.query("q", k=10).hits] == ["a", "b", "d", "c"]
+    norms = {"bm25": "minmax", "dense": "minmax"}
+    by_range = retrieval.HybridRetriever(bm25, dense, norms=norms).query("q", k=10)
+    assert [(h.entry.name, round(h.score, 4)) for h in by_range.hits] == [
+        ("b", round(0.6 * 5 / 7 + 0.4, 4)),
+        ("a", 0.6),
+        ("d", 0.2),
+        ("c", 0.0),
+    ]
 
 
 def test_hybrid_degrades_to_bm25_when_dense_cannot_answer() -> None:
@@ -387,6 +399,8 @@ def test_auto_fuses_bm25_and_dense_when_both_are_ready(dense_store: Path) -> Non
 def test_dense_alone_needs_no_bm25_index(dense_store: Path) -> None:
     choice = retrieval.get_retriever("dense")
     assert choice.retriever.name == "dense" and choice.notes == []
+    # Opened for this one search (no Engines kept): an in-process model loads for a fast start.
+    assert choice.retriever.index.one_shot is True  # type: ignore[attr-defined]
     assert choice.info.keys() == {"dense"} and choice.info["dense"]["taps"] == current()
     hits = choice.retriever.query("redis beta", keywords=["beta"]).hits
     assert hits[0].entry.name == "beta" and dict(hits[0].ranks) == {"dense": 1}
@@ -420,7 +434,7 @@ def test_engines_keep_one_dense_index_per_home_and_embedder(
 ) -> None:
     engines = retrieval.Engines()
     first = engines.dense_index()
-    assert engines.dense_index() is first
+    assert engines.dense_index() is first and first.one_shot is False  # kept for many queries
     assert first.path == dense_store and first.config == embed.resolve_config({}, os.environ)
     monkeypatch.setenv("BOOST_EMBED_PROVIDER", "none")
     off = engines.dense_index()
