@@ -15,8 +15,12 @@ if [ "${1:-}" = --survivors ]; then
   for m in "${@:2}"; do
     [ -f "mutants/$m.cache" ] || { echo "mutation: no mutants/$m.cache: run it first" >&2; exit 2; }
     cp "mutants/$m.cache" .mutmut-cache
-    for id in $("$bin/mutmut" result-ids survived); do
-      "$bin/mutmut" show "$id"
+    # "id line" for each survivor (mutmut's cache numbers lines from 0).
+    "$bin/python" -c 'import sqlite3
+for i, n in sqlite3.connect(".mutmut-cache").execute("select m.id, l.line_number from Mutant m join Line l on m.line = l.id where m.status = ? order by l.line_number, m.id", ("bad_survived",)):
+    print(i, n + 1)' | while read -r id line; do
+      echo "== $m.py:$line (mutant $id)"
+      "$bin/mutmut" show "$id" | tail -n +3
     done
     rm -f .mutmut-cache
   done

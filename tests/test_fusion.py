@@ -112,6 +112,15 @@ def test_weighted_scores_hand_computed() -> None:
     assert weighted_scores(silent, weights, {}, True) == [("a", 0.6), ("b", 0.15)]
 
 
+def test_weighted_scores_ties_break_on_best_rank_then_id() -> None:
+    # y has no weight: every total is 0 and y's order decides (b above a), then the id (c, d).
+    tied = weighted_scores({"y": {"b": 3.0, "a": 1.0, "d": 0.5, "c": 0.5}}, {}, {})
+    assert tied == [("b", 0.0), ("a", 0.0), ("c", 0.0), ("d", 0.0)]
+    # An engine missing from the weights adds nothing: x alone decides.
+    fused = weighted_scores({"x": {"a": 1.0, "b": 2.0}, "y": {"a": 4.0}}, {"x": 1.0}, {})
+    assert fused == [("b", 1.0), ("a", 0.5)]
+
+
 def test_the_default_fusion_is_max_normalised_scores() -> None:
     hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 10)
     # bm25 /9: a 1, b 7/9, c 2/9; dense /.9: b 1, d 8/9, c 7/9 — weighted .6 / .4
