@@ -4,11 +4,15 @@
 # edits the module in place while it runs: don't run other work in this checkout meanwhile.
 #
 # Usage: scripts/mutation.sh [VENV_BIN] [MODULE ...]    (or: make mutation MODULES="fusion bm25")
-# A module's results stay in mutants/<module>.cache, and the next run starts from them the way
-# mutmut does: a killed mutant stays killed, every other one (survived, timed out, new or on a
-# changed line) is tested again. FRESH=1 tests every mutant from scratch. Its survivors:
-#   scripts/mutation.sh --survivors fusion     (mutmut's diff of each)
-# Exits 1 when a module scores below $MIN % (killed, timed out or suspicious out of all).
+# A module's results stay in mutants/<module>.cache; its survivors, each with its line:
+#   scripts/mutation.sh --survivors fusion
+# REUSE=1 starts from those results for a quick look after adding tests: a killed mutant stays
+# killed, the others run again. Only a full run gives the score: mutmut 2.5 looks cached
+# results up by a line's text, so a mutant on a line repeating an earlier one's text keeps
+# whatever the earlier line's mutant had (not retested).
+# score: killed (suspicious ones too: killed, slowly) out of all mutants; +timeout: with the
+# timed-out ones, which on a loaded machine may include survivors. Exits 1 when a module's
+# score is below $MIN %.
 set -uo pipefail
 if [ "${1:-}" = --survivors ]; then
   bin=${BIN:-.venv/bin}
@@ -52,8 +56,9 @@ export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 # tests/test_mcp_fuzz.py runs once per mutant of mcp.py: 100 examples, not 300, per property.
 export MCP_FUZZ_EXAMPLES=${MCP_FUZZ_EXAMPLES:-100}
 mkdir -p mutants
-row() { printf '%-12s %7s %8s %11s %9s %6s %7s\n' "$@"; }
-row module killed timeout suspicious survived total score
+row() { printf '%-12s %7s %8s %11s %9s %6s %7s %9s\n' "$@"; }
+percent() { echo "$(($1 / 10)).$(($1 % 10))%"; }
+row module killed timeout suspicious survived total score +timeout
 all_k=0 all_t=0 all_u=0 all_s=0 below=""
 for m in $modules; do
   src=boost_cli/core/$m.py
@@ -61,7 +66,10 @@ for m in $modules; do
   for f in "$src" $tests; do
     [ -f "$f" ] || { echo "mutation: no $f" >&2; exit 2; }
   done
-  if [ -z "${FRESH:-}" ] && [ -f "mutants/$m.cache" ]; then
+  # mutmut keeps the original in <module>.py.bak while a mutant is in place; a run killed
+  # with the script left it there.
+  if [ -f "$src.bak" ]; then mv "$src.bak" "$src"; fi
+  if [ -n "${REUSE:-}" ] && [ -f "mutants/$m.cache" ]; then
     cp "mutants/$m.cache" .mutmut-cache
   else
     rm -f .mutmut-cache
@@ -80,16 +88,16 @@ for m in $modules; do
     tail -n 20 "mutants/$m.log" >&2
     exit 1
   fi
-  pct=$((1000 * (k + t + u) / n))
-  row "$m" "$k" "$t" "$u" "$s" "$n" "$((pct / 10)).$((pct % 10))%"
+  pct=$((1000 * (k + u) / n))
+  row "$m" "$k" "$t" "$u" "$s" "$n" "$(percent "$pct")" "$(percent $((1000 * (k + t + u) / n)))"
   echo "             tests: $tests ($((SECONDS - start)) s)"
   [ "$pct" -lt $((MIN * 10)) ] && below="$below $m"
   all_k=$((all_k + k)) all_t=$((all_t + t)) all_u=$((all_u + u)) all_s=$((all_s + s))
 done
 n=$((all_k + all_t + all_u + all_s))
-pct=$((1000 * (all_k + all_t + all_u) / n))
-row overall "$all_k" "$all_t" "$all_u" "$all_s" "$n" "$((pct / 10)).$((pct % 10))%"
+row overall "$all_k" "$all_t" "$all_u" "$all_s" "$n" "$(percent $((1000 * (all_k + all_u) / n)))" \
+  "$(percent $((1000 * (all_k + all_t + all_u) / n)))"
 if [ -n "$below" ]; then
-  echo "below $MIN %:$below (survivors: cp mutants/<module>.cache .mutmut-cache; $bin/mutmut results)"
+  echo "below $MIN %:$below (survivors: scripts/mutation.sh --survivors <module>)"
   exit 1
 fi

@@ -129,6 +129,21 @@ def test_a_bare_tool_spec_lists_name_description_and_input_schema_only() -> None
     assert schema["properties"]["q"]["type"] == "string"
 
 
+def test_a_tool_lists_its_title_output_schema_and_hints() -> None:
+    reg = Registry()
+    out = {"type": "object", "properties": {"hits": {"type": "array"}}}
+    hints = {"readOnlyHint": True, "openWorldHint": False}
+    reg.register("t", "does t", {"type": "object"}, lambda a: "ok", out, "The T", hints)
+    assert reg.tools()[0].to_dict() == {
+        "name": "t",
+        "title": "The T",
+        "description": "does t",
+        "inputSchema": {"type": "object"},
+        "outputSchema": out,
+        "annotations": hints,
+    }
+
+
 def test_registry_refuses_duplicate_names() -> None:
     reg = Registry()
     reg.register("boost_search", "search", {"type": "object"}, lambda args: "ok")
@@ -1010,6 +1025,7 @@ def test_serve_stdio_in_a_subprocess_keeps_stdout_clean(tmp_path: Path) -> None:
             import logging, os, subprocess, sys, warnings
             from boost_cli.core.mcp import Registry, Server, log_to_stderr
 
+            spare = open(os.devnull, "wb")  # fd 3: stray output must go to stderr, not here
             log = log_to_stderr()
             reg = Registry()
 

@@ -237,6 +237,8 @@ def test_hybrid_defaults_and_explicit_weights() -> None:
     bm25, dense = FakeEngine("bm25", bm25_hits()), FakeEngine("dense", dense_hits())
     got = retrieval.HybridRetriever(bm25, dense).query("q")
     assert bm25.calls[-1]["k"] == dense.calls[-1]["k"] == 80  # k = depth = 80 by default
+    many = FakeEngine("bm25", [Hit(entry(f"s{i:02d}"), 100.0 - i) for i in range(70)])
+    assert len(retrieval.HybridRetriever(many, dense).query("q").hits) == 60  # as every engine
     b = got.hits[0]
     assert b.entry.name == "b" and dict(b.ranks) == {"bm25": 2, "dense": 1}
     # BM25 alone decides; dense's zero-weight votes only break the c/d tie (d ranked 2nd).
