@@ -9,7 +9,7 @@ import time
 from typing import Any, Dict, Sequence
 
 from boost_cli.commands.render import emit_json, err, out, progress
-from boost_cli.core import dense, indexing, registry
+from boost_cli.core import indexing, registry
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import TapSnapshot
 
@@ -17,13 +17,15 @@ from boost_cli.core.models import TapSnapshot
 def cmd_reindex(args: argparse.Namespace) -> int:
     registry.require_taps(args.tap)
     t0 = time.perf_counter()
-    snaps = registry.snapshots()
     report = indexing.reindex(
-        snaps, force=args.force, force_taps=args.tap, progress=progress("indexing")
+        force=args.force,
+        force_taps=args.tap,
+        progress=progress("indexing"),
+        workers=args.workers,
     )
     result: Dict[str, Any] = {"bm25": report.to_dict(), "scan_seconds": round(report.seconds, 3)}
     if args.dense:
-        result["dense"] = _dense(args, snaps)
+        result["dense"] = _dense(args, registry.snapshots())
     total = time.perf_counter() - t0
     result["seconds"] = round(total, 3)
     if args.json:
@@ -41,6 +43,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def _dense(args: argparse.Namespace, snaps: Sequence[TapSnapshot]) -> Dict[str, Any]:
+    from boost_cli.core import dense
+
     embedder, unit = indexing.dense_settings(args.unit)
     if embedder.is_remote:
         where, n_texts, n_chars = dense.egress_summary(snaps, embedder, unit)

@@ -5,7 +5,8 @@ writes; these are the only callers of the index and vector-store builds."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Tuple
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
 
 from boost_cli.core import config, paths, registry
 from boost_cli.core.errors import ProviderError
@@ -13,23 +14,50 @@ from boost_cli.core.models import TapSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.embed import EmbedConfig
-    from boost_cli.core.index import BuildReport
+    from boost_cli.core.index import BuildReport, TapSource
 
 Progress = Optional[Callable[..., None]]
 DEFAULT_UNIT = "entry"
 
 
+def tap_sources(names: Sequence[str] = ()) -> List[TapSource]:
+    """Every present tap as the index build first sees it: from the config alone, its
+    entries loaded only if its segment must be rebuilt (in a worker, when there is one)."""
+    from boost_cli.core import index
+
+    scan = registry.scan_version()
+    return [
+        index.TapSource(
+            name=t.name,
+            commit=t.commit,
+            root=root,
+            scan=scan,
+            load=partial(registry.load_snapshot, t.name, t.commit, str(root)),
+            entries=sum(t.counts.values()),
+        )
+        for t, root in registry.present(names)
+    ]
+
+
 def reindex(
-    snaps: Sequence[TapSnapshot],
     *,
     force: bool = False,
     force_taps: Sequence[str] = (),
     progress: Progress = None,
+    workers: Optional[int] = None,
 ) -> BuildReport:
-    """Build the BM25 index for ``snaps``: only taps whose commit changed are redone."""
+    """Build the BM25 index for every tap: only taps whose commit changed are loaded and
+    redone; with nothing changed it reads the config and the manifest, and stats files.
+    ``workers``: at most this many worker processes (None: as the machine allows)."""
     from boost_cli.core import index
 
-    return index.build(snaps, force=force, force_taps=tuple(force_taps), progress=progress)
+    return index.build(
+        tap_sources(),
+        force=force,
+        force_taps=tuple(force_taps),
+        progress=progress,
+        workers=workers,
+    )
 
 
 def refresh(progress: Progress = None) -> Optional[BuildReport]:
@@ -37,7 +65,7 @@ def refresh(progress: Progress = None) -> Optional[BuildReport]:
     taps are redone); None when there is no index yet — `boost reindex` builds the first."""
     if not (paths.index_dir() / "manifest.json").exists():
         return None
-    return reindex(registry.snapshots(), progress=progress)
+    return reindex(progress=progress)
 
 
 def dense_settings(unit: Optional[str] = None) -> Tuple[EmbedConfig, str]:

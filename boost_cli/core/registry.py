@@ -205,15 +205,38 @@ def scan(tap: TapInfo) -> catalog.ScanResult:
 
 def snapshots(names: Iterable[str] = ()) -> List[TapSnapshot]:
     """Every tap (or the named ones) at its commit with its entries, for the engines."""
+    return [TapSnapshot(t.name, t.commit, root, scan(t).entries) for t, root in present(names)]
+
+
+def present(names: Iterable[str] = ()) -> List[Tuple[TapInfo, Path]]:
+    """Every tap (or the named ones) whose clone is there, with its folder: the config
+    alone, no catalog. A vanished clone is left out ('boost doctor' reports it)."""
     wanted = set(names)
     out = []
     for tap in list_taps():
         if wanted and tap.name not in wanted:
             continue
-        if not tap.root.is_dir():
-            continue  # clone vanished; 'boost doctor'/'boost taps' report it
-        out.append(TapSnapshot(tap.name, tap.commit, tap.root, scan(tap).entries))
+        root = tap.root  # resolved once: it checks the name against repos/
+        if root.is_dir():
+            out.append((tap, root))
     return out
+
+
+def scan_version() -> str:
+    """What makes a tap's entries from its files at a commit: the catalog scan's version
+    (its cache is keyed by commit and this version, on the same assumption)."""
+    from boost_cli.core import catalog
+
+    return f"catalog/{catalog.CACHE_VERSION}"
+
+
+def load_snapshot(name: str, commit: str, root: str) -> TapSnapshot:
+    """One tap at ``commit`` with its (cached) entries. Module-level, so an index build can
+    hand it to a worker process to call there (`index.TapSource.load`)."""
+    from boost_cli.core import catalog
+
+    folder = Path(root)
+    return TapSnapshot(name, commit, folder, catalog.load_tap(name, folder, commit).entries)
 
 
 # --------------------------------------------------------------------------- bundled catalog

@@ -22,7 +22,7 @@ Modules, in the order data flows through them:
 
 from __future__ import annotations
 
-from boost_cli.core.index.builder import BuildReport, build
+from boost_cli.core.index.builder import BuildReport, TapSource, build
 from boost_cli.core.index.layout import FORMAT_VERSION, MANIFEST, SEGMENTS
 from boost_cli.core.index.params import AGGREGATIONS, IndexParams
 from boost_cli.core.index.reader import IndexReader, open_index
@@ -35,6 +35,7 @@ __all__ = [
     "BuildReport",
     "IndexParams",
     "IndexReader",
+    "TapSource",
     "build",
     "open_index",
 ]

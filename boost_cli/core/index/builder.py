@@ -6,21 +6,24 @@ clean-up of files no manifest points to. One build at a time per index (a file l
 from __future__ import annotations
 
 import contextlib
-import os
+import hashlib
 import re
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from boost_cli.core.atomic import write_bytes, write_json
 from boost_cli.core.errors import IndexUnavailable, UsageError
+from boost_cli.core.index import segment
+from boost_cli.core.index.container import dumps
 from boost_cli.core.index.layout import ENGINE, FORMAT_VERSION, MANIFEST, SEGMENTS
-from boost_cli.core.index.manifest import file_record, files_intact, previous_manifest
+from boost_cli.core.index.manifest import previous_manifest
 from boost_cli.core.index.merge import merge
 from boost_cli.core.index.params import IndexParams
-from boost_cli.core.index.segment import Segment, safe_name, segment_job, segment_key
+from boost_cli.core.index.segment import Segment, safe_name
+from boost_cli.core.index.workers import Pool, worker_count
 from boost_cli.core.models import TapSnapshot
 from boost_cli.core.paths import index_dir
 
@@ -63,8 +66,56 @@ class BuildReport:
         }
 
 
+@dataclass(frozen=True)
+class TapSource:
+    """A tap as a build first sees it: enough to tell from the manifest alone whether its
+    segment is current, and how to load its entries when it is not.
+
+    ``scan`` names what made the entries from the tap's files (the catalog scan's version);
+    ``entries`` is a size hint (the config's counts) for choosing worker processes.
+    ``load`` must pickle (a module-level function, or a `functools.partial` of one): a
+    worker process calls it, so the build's parent never holds the taps' entries.
+    """
+
+    name: str
+    commit: str
+    root: Path
+    scan: str
+    load: Callable[[], TapSnapshot] = field(compare=False, repr=False)
+    entries: int = 0
+
+
+TapInput = Union[TapSnapshot, TapSource]
+
+
+def source_key(tap: TapSource, params: IndexParams, prefix: bool) -> str:
+    """What a segment depends on, told without loading the tap's entries: its commit,
+    root and scan version, the chunking, the prefix flag, the layout and boost's version.
+
+    The entries are a function of the files at the commit and of the scanner (the
+    catalog caches them per commit on the same assumption), so an unchanged source key
+    means an unchanged `segment_key`.
+    """
+    from boost_cli import __version__
+
+    blob = dumps(
+        [
+            FORMAT_VERSION,
+            segment.SEGMENT_LAYOUT,
+            __version__,
+            tap.name,
+            tap.commit,
+            str(tap.root),
+            tap.scan,
+            prefix,
+            [params.chunk_target, params.chunk_overlap, params.max_chunks],
+        ]
+    )
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
 def build(
-    snapshots: Sequence[TapSnapshot],
+    taps: Sequence[TapInput],
     *,
     force: bool = False,
     force_taps: Sequence[str] = (),
@@ -73,26 +124,33 @@ def build(
     progress: Optional[Callable[[int, int, str], None]] = None,
     workers: Optional[int] = None,
 ) -> BuildReport:
-    """Bring the index under `index_dir()` up to date with ``snapshots``.
+    """Bring the index under `index_dir()` up to date with ``taps``.
 
-    A tap's segment is rebuilt only when its key (`segment.segment_key`) changed, or with
-    ``force`` (every tap) / ``force_taps`` (those); taps not passed are dropped. New files
-    are written beside the old ones and `manifest.json` is replaced last, atomically, so a
-    crash at any point leaves the previous index usable. ``progress(done, total, tap)`` is called
-    as each segment is built. ``workers``: processes for segment builds (None: 2 when there is
-    enough work and a second CPU, else 1).
+    ``taps`` are `TapSnapshot` values (entries loaded) or `TapSource` values (loaded only
+    when their segment must be rebuilt). A tap's segment is rebuilt only when its key
+    (`segment.segment_key`) changed, or with ``force`` (every tap) / ``force_taps``
+    (those); taps not passed are dropped. A `TapSource` whose `source_key` is the
+    manifest's, with its segment file present at the recorded size, is current without
+    being loaded: with nothing changed a build reads only the manifest and stats files.
+    New files are written beside the old ones and `manifest.json` is replaced last,
+    atomically, so a crash at any point leaves the previous index usable.
+    ``progress(done, total, tap)`` is called as each changed tap is done. ``workers``:
+    processes for segment builds (None: `workers.worker_count`, when there is enough work).
     """
     root = index_dir()
     root.mkdir(parents=True, exist_ok=True)
     with _build_lock(root):
-        return _build(snapshots, force, set(force_taps), params, use_prefix, progress, workers)
+        return _build(taps, force, set(force_taps), params, use_prefix, progress, workers)
 
 
 @contextlib.contextmanager
 def _build_lock(root: Path) -> Iterator[None]:
     """One build at a time per index, so no build deletes files another is about to publish.
 
-    A POSIX advisory lock; where there is none (Windows) builds are not serialised.
+    A POSIX advisory lock (``flock``) on ``.lock``. The kernel drops it when the holding
+    process dies, however it dies, and no other process shares it: worker processes are
+    started without the parent's open files (`workers.Pool`). Where there is no flock
+    (Windows) builds are not serialised.
     """
     try:
         import fcntl
@@ -108,7 +166,7 @@ def _build_lock(root: Path) -> Iterator[None]:
 
 
 def _build(
-    snapshots: Sequence[TapSnapshot],
+    taps: Sequence[TapInput],
     force: bool,
     force_taps: Set[str],
     params: Optional[IndexParams],
@@ -119,156 +177,237 @@ def _build(
     t0 = time.perf_counter()
     params = params or IndexParams()
     params.validate()
-    snaps = sorted(snapshots, key=lambda s: s.name)
-    names = [s.name for s in snaps]
+    ordered = sorted(taps, key=lambda t: t.name)
+    names = [t.name for t in ordered]
     if len(set(names)) != len(names):
         raise UsageError("two snapshots have the same tap name", "pass each tap once")
     root = index_dir()
-    seg_dir = root / SEGMENTS
     old = previous_manifest(root)
     param_dict = params.to_dict(use_prefix)
-    keys = {s.name: segment_key(s, params, use_prefix) for s in snaps}
     removed = tuple(sorted(set(old["commits"]) - set(names))) if old else ()
-
-    if (
-        old is not None
-        and not force
-        and not force_taps
-        and old["params"] == param_dict
-        and {t: r.get("key") for t, r in old["segments"].items()} == keys
-        and files_intact(root, old)
-    ):
-        st = old["stats"]
-        return BuildReport(
-            built=(),
-            reused=tuple(names),
-            removed=(),
-            entries=int(st.get("entries", 0)),
-            contents=int(st.get("contents", 0)),
-            chunks=int(st.get("chunks", 0)),
-            terms=int(st.get("terms", 0)),
-            bytes=int(st.get("bytes", 0)),
-            seconds=time.perf_counter() - t0,
-        )
-
-    seg_dir.mkdir(parents=True, exist_ok=True)
-    files = {s.name: f"{safe_name(s.name)}-{keys[s.name]}.seg" for s in snaps}
-    opened: Dict[str, Segment] = {}
-    try:
-        todo: List[TapSnapshot] = []
-        for s in snaps:
-            rebuild = force or s.name in force_taps
-            seg = None if rebuild else _reusable(seg_dir / files[s.name], keys[s.name])
-            if seg is None:
-                todo.append(s)
-            else:
-                opened[s.name] = seg
-        skipped = _build_segments(todo, params, use_prefix, keys, files, seg_dir, progress, workers)
-        for s in todo:
-            opened[s.name] = Segment(seg_dir / files[s.name])
-        merge_bytes, meta = merge([opened[n] for n in names])
-    finally:
-        for seg in opened.values():
-            seg.c.close()
-    merge_name = f"merge-{zlib.crc32(merge_bytes):08x}{len(merge_bytes):08x}.bin"
-    write_bytes(root / merge_name, merge_bytes)
-    seg_records = {}
-    for s in snaps:
-        rec = file_record(root, f"{SEGMENTS}/{files[s.name]}")
-        rec["key"] = keys[s.name]
-        seg_records[s.name] = rec
-    merge_record = file_record(root, merge_name)
-    data_bytes = merge_record["size"] + sum(r["size"] for r in seg_records.values())
-    stats = {
-        "taps": len(snaps),
-        "entries": meta["entries"],
-        "contents": meta["contents"],
-        "chunks": meta["chunks"],
-        "terms": meta["terms"],
-        "avgdl": round(meta["avgdl"], 6),
-        "bytes": data_bytes,
+    sources = {
+        t.name: source_key(t, params, use_prefix) for t in ordered if isinstance(t, TapSource)
     }
+
+    records: Dict[str, Dict[str, Any]] = {}
+    todo: List[TapInput] = []
+    for t in ordered:
+        rebuild = force or t.name in force_taps
+        rec = None if rebuild else _current_record(root, old, t.name, sources.get(t.name))
+        if rec is None:
+            todo.append(t)
+        else:
+            records[t.name] = rec
+    built: Set[str] = set()
+    skipped: List[str] = []
+    if todo:
+        (root / SEGMENTS).mkdir(parents=True, exist_ok=True)
+        results = _segments(todo, params, use_prefix, force, force_taps, progress, workers)
+        for name, rec, was_built, skip in results:
+            records[name] = rec
+            skipped += skip
+            if was_built:
+                built.add(name)
+
+    seg_files = [records[n]["file"] for n in names]
+    if old is not None and not built and _same_segments(root, old, names, seg_files):
+        # Same segment files, in the same order: the merge file is the same too.
+        merge_name, stats = str(old["merge"]["file"]), dict(old["stats"])
+        merge_record = old["merge"]
+        if (
+            old["params"] == param_dict
+            and old.get("sources", {}) == sources
+            and old["segments"] == records
+        ):
+            return _report(names, built, removed, stats, t0, skipped)  # nothing to write
+    else:
+        merge_name, merge_record, meta = _write_merge(root, [records[n] for n in names])
+        stats = {
+            "taps": len(names),
+            "entries": meta["entries"],
+            "contents": meta["contents"],
+            "chunks": meta["chunks"],
+            "terms": meta["terms"],
+            "avgdl": round(meta["avgdl"], 6),
+            "bytes": merge_record["size"] + sum(r["size"] for r in records.values()),
+        }
     manifest = {
         "version": FORMAT_VERSION,
         "engine": ENGINE,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commits": {s.name: s.commit for s in snaps},
+        "commits": {t.name: t.commit for t in ordered},
         "params": param_dict,
         "stats": stats,
-        "segments": seg_records,
+        "segments": {n: records[n] for n in names},
+        "sources": sources,
         "merge": merge_record,
     }
     write_json(root / MANIFEST, manifest)
-    _cleanup(root, {merge_name}, set(files.values()))
-    built = {s.name for s in todo}
+    _cleanup(root, {merge_name}, {f.split("/", 1)[1] for f in seg_files})
+    return _report(names, built, removed, stats, t0, skipped)
+
+
+def _report(
+    names: Sequence[str],
+    built: Set[str],
+    removed: Tuple[str, ...],
+    stats: Dict[str, Any],
+    t0: float,
+    skipped: Sequence[str],
+) -> BuildReport:
     return BuildReport(
         built=tuple(n for n in names if n in built),
         reused=tuple(n for n in names if n not in built),
         removed=removed,
-        entries=stats["entries"],
-        contents=stats["contents"],
-        chunks=stats["chunks"],
-        terms=stats["terms"],
-        bytes=data_bytes,
+        entries=int(stats.get("entries", 0)),
+        contents=int(stats.get("contents", 0)),
+        chunks=int(stats.get("chunks", 0)),
+        terms=int(stats.get("terms", 0)),
+        bytes=int(stats.get("bytes", 0)),
         seconds=time.perf_counter() - t0,
         skipped=tuple(sorted(skipped)),
     )
 
 
-def _reusable(path: Path, key: str) -> Optional[Segment]:
-    """The segment at ``path`` if it exists, is intact and has ``key``; else None (rebuild)."""
+def _size_is(path: Path, size: Any) -> bool:
+    try:
+        return path.stat().st_size == size
+    except OSError:
+        return False
+
+
+def _current_record(
+    root: Path, old: Optional[Dict[str, Any]], name: str, source: Optional[str]
+) -> Optional[Dict[str, Any]]:
+    """The previous manifest's record of ``name``'s segment when its source key is
+    unchanged and the file is there at its recorded size (one ``stat``); else None."""
+    if old is None or source is None or old.get("sources", {}).get(name) != source:
+        return None
+    rec = old["segments"].get(name)
+    if not isinstance(rec, dict) or not {"file", "size", "crc32", "key"} <= rec.keys():
+        return None
+    return dict(rec) if _size_is(root / str(rec["file"]), rec["size"]) else None
+
+
+def _same_segments(
+    root: Path, old: Dict[str, Any], names: Sequence[str], seg_files: Sequence[str]
+) -> bool:
+    """Whether the previous generation has these segment files in this order, and its
+    merge file at its recorded size."""
+    try:
+        before = [old["segments"][n]["file"] for n in old["commits"]]
+        merge = old["merge"]
+        return (
+            list(old["commits"]) == list(names)
+            and before == list(seg_files)
+            and _size_is(root / str(merge["file"]), merge["size"])
+        )
+    except (KeyError, TypeError):
+        return False
+
+
+def _write_merge(
+    root: Path, records: Sequence[Dict[str, Any]]
+) -> Tuple[str, Dict[str, Any], Dict[str, Any]]:
+    """Merge the segments into a new merge file; (its name, its record, its meta)."""
+    opened: List[Segment] = []
+    try:
+        for rec in records:
+            opened.append(Segment(root / str(rec["file"])))
+        merge_bytes, meta = merge(opened)
+    finally:
+        for seg in opened:
+            seg.c.close()
+    crc = zlib.crc32(merge_bytes)
+    merge_name = f"merge-{crc:08x}{len(merge_bytes):08x}.bin"
+    write_bytes(root / merge_name, merge_bytes)
+    return merge_name, {"file": merge_name, "size": len(merge_bytes), "crc32": crc}, meta
+
+
+SegmentResult = Tuple[str, Dict[str, Any], bool, List[str]]
+
+
+def segment_task(job: Tuple[TapInput, IndexParams, bool, str, bool]) -> SegmentResult:
+    """One tap's segment, current on disk: (tap, its manifest record, built?, skipped ids).
+
+    Loads the tap (a `TapSource` is loaded here, in the worker process), keys it, and
+    keeps an intact segment file that already has that key unless ``rebuild``; else
+    builds and writes it. Also the worker-process entry (`workers.Pool`).
+    """
+    tap, params, prefix, root, rebuild = job
+    snap = tap.load() if isinstance(tap, TapSource) else tap
+    if snap.name != tap.name:
+        raise UsageError(
+            f"tap {tap.name!r} loaded as {snap.name!r}", "pass each tap under its own name"
+        )
+    key = segment.segment_key(snap, params, prefix)
+    rel = f"{SEGMENTS}/{safe_name(snap.name)}-{key}.seg"
+    path = Path(root) / rel
+    if not rebuild:
+        rec = _intact(path, key)
+        if rec is not None:
+            return snap.name, {"file": rel, "key": key, **rec}, False, []
+    data, skipped = segment.segment_bytes(snap, params, prefix, key)
+    write_bytes(path, data)
+    built: Dict[str, Any] = {"file": rel, "size": len(data), "crc32": zlib.crc32(data)}
+    return snap.name, {**built, "key": key}, True, skipped
+
+
+def _intact(path: Path, key: str) -> Optional[Dict[str, int]]:
+    """Size and CRC32 of the segment at ``path`` if it exists, has ``key`` and passes
+    `Container.verify` (every byte); None when it must be (re)built."""
     try:
         seg = Segment(path)
-    except FileNotFoundError:
-        return None
-    except IndexUnavailable:
-        return None  # damaged or of another format: rebuilt
+    except (FileNotFoundError, IndexUnavailable):
+        return None  # absent, damaged or of another format: rebuilt
     try:
-        if seg.key == key:
-            seg.c.verify()
-            return seg
+        if seg.key != key:
+            return None
+        data = seg.c.verify()
+        return {"size": len(data), "crc32": zlib.crc32(data)}
     except IndexUnavailable:
-        pass  # a checksum mismatch: rebuilt
-    seg.c.close()
-    return None
+        return None  # a checksum mismatch: rebuilt
+    finally:
+        seg.c.close()
 
 
-def _build_segments(
-    todo: Sequence[TapSnapshot],
+def _segments(
+    todo: Sequence[TapInput],
     params: IndexParams,
     prefix: bool,
-    keys: Dict[str, str],
-    files: Dict[str, str],
-    seg_dir: Path,
+    force: bool,
+    force_taps: Set[str],
     progress: Optional[Callable[[int, int, str], None]],
     workers: Optional[int],
-) -> List[str]:
-    """Build and write the segments of ``todo``; returns the skipped entry ids."""
-    jobs = [(s, params, prefix, keys[s.name], str(seg_dir / files[s.name])) for s in todo]
-    if workers is None:
-        enough = sum(len(s.entries) for s in todo) >= _PARALLEL_MIN_ENTRIES
-        workers = 2 if enough and len(todo) > 1 and (os.cpu_count() or 1) > 1 else 1
-    skipped: List[str] = []
-    total = len(jobs)
-    if workers <= 1 or total <= 1:
-        for done, job in enumerate(jobs, start=1):
-            name, skip = segment_job(job)
-            skipped += skip
-            if progress:
-                progress(done, total, name)
-        return skipped
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
+) -> List[SegmentResult]:
+    """`segment_task` for every tap of ``todo``, in worker processes when that pays."""
+    root = str(index_dir())
+    jobs = [(t, params, prefix, root, force or t.name in force_taps) for t in todo]
     # Largest taps first, so the workers finish together.
-    jobs.sort(key=lambda job: -len(job[0].entries))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(segment_job, job) for job in jobs]
-        for done, fut in enumerate(as_completed(futures), start=1):
-            name, skip = fut.result()
-            skipped += skip
-            if progress:
-                progress(done, total, name)
-    return skipped
+    jobs.sort(key=lambda job: -_size_hint(job[0]))
+    if workers is None:
+        enough = sum(_size_hint(t) for t in todo) >= _PARALLEL_MIN_ENTRIES
+        workers = worker_count(len(jobs)) if enough else 1
+    workers = min(workers, len(jobs))
+    out: List[SegmentResult] = []
+
+    def done(res: SegmentResult) -> None:
+        out.append(res)
+        if progress:
+            progress(len(out), len(jobs), res[0])
+
+    if workers <= 1:
+        for job in jobs:
+            done(segment_task(job))
+    else:
+        with Pool(workers) as pool:
+            for res in pool.map_unordered(segment_task, jobs):
+                done(res)
+    return out
+
+
+def _size_hint(tap: TapInput) -> int:
+    return tap.entries if isinstance(tap, TapSource) else len(tap.entries)
 
 
 def _cleanup(root: Path, keep_merge: Set[str], keep_segments: Set[str]) -> None:

@@ -4,7 +4,6 @@ readers and for the build that starts from the previous one."""
 from __future__ import annotations
 
 import json
-import zlib
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -42,20 +41,3 @@ def previous_manifest(root: Path) -> Optional[Dict[str, Any]]:
         return load_manifest(root)
     except IndexUnavailable:
         return None
-
-
-def file_record(root: Path, rel: str) -> Dict[str, Any]:
-    data = (root / rel).read_bytes()
-    return {"file": rel, "size": len(data), "crc32": zlib.crc32(data)}
-
-
-def files_intact(root: Path, manifest: Dict[str, Any]) -> bool:
-    """Every file the manifest lists is there with its size and CRC32 (reads them all)."""
-    try:
-        for rec in [*manifest["segments"].values(), manifest["merge"]]:
-            got = file_record(root, rec["file"])
-            if (got["size"], got["crc32"]) != (rec["size"], rec["crc32"]):
-                return False
-    except (OSError, KeyError, TypeError):
-        return False
-    return True
