@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_HOME ?= $(CURDIR)/.venv/demo-home
 
-.PHONY: demo check test lint typecheck mutation venv dev clean
+.PHONY: demo check test lint typecheck mutation venv dev clean dist-check
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -30,6 +30,9 @@ test: dev
 	$(BIN)/pytest --cov=boost_cli --cov-report=term --cov-fail-under=85
 
 check: lint typecheck test
+
+dist-check:  # build with no warning, install sdist and wheel in fresh venvs, test from the sdist (needs PyPI)
+	@bash scripts/check_dist.sh "$(PY)"
 
 mutation: dev
 	@bash scripts/mutation.sh "$(BIN)"

@@ -1,47 +1,144 @@
 """boost's command line: parse arguments, dispatch to a command, map errors to exit codes.
 
 Each command has a ``_add_<cmd>`` parser builder here and a thin implementation in
-``boost_cli.commands``. Importing this module touches no files and no network.
+``boost_cli.commands``; ``help`` and ``completion`` are about the command line itself and
+are answered here. Importing this module touches no files and no network.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import os
 import sys
-from typing import Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, cast
+import textwrap
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, cast
 
-from boost_cli import __version__
-from boost_cli.core.errors import BoostError
+from boost_cli import __version__, completion, topics
+from boost_cli.commands import render
+from boost_cli.core.errors import AmbiguousError, BoostError
 from boost_cli.core.models import ENGINES, KINDS
+from boost_cli.core.text import printable
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+SEARCH_MAX = 100  # core.search refuses more
+DISCOVER_MAX = 100  # gh returns at most this many code hits
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Wraps a paragraph written as one line to the terminal, keeps one already laid out
+    in lines (examples, tables) as it is."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = text.split("\n\n")
+        return "\n\n".join(
+            p
+            if "\n" in p
+            else textwrap.fill(p, width, initial_indent=indent, subsequent_indent=indent)
+            for p in paragraphs
+        )
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors in boost's one-line format with exit code 2."""
+    """argparse that reports usage errors in boost's one-line ``what — fix`` format with
+    exit code 2, and suggests the closest command, option or value for a typo."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"boost: error: {message} — see '{self.prog} --help'\n")
+        if " — " not in message:
+            message += f" — see '{self.prog} --help'"
+        self.exit(EXIT_USAGE, f"boost: error: {message}\n")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        names = [str(c) for c in choices]
+        what = "command" if isinstance(action, argparse._SubParsersAction) else "choice"
+        message = f"unknown {what} {value!r}"
+        close = difflib.get_close_matches(str(value), names, n=1)
+        fix = f"did you mean {close[0]!r}?" if close else f"choose from {', '.join(names)}"
+        raise argparse.ArgumentError(action, f"{message} — {fix}")
+
+    def unknown_options(self, extras: Sequence[str]) -> NoReturn:
+        """Exit for arguments no option took, suggesting the closest option name."""
+        first = next((x for x in extras if x.startswith("-")), extras[0])
+        known = [s for a in self._actions for s in a.option_strings]
+        close = difflib.get_close_matches(first.split("=", 1)[0], known, n=1)
+        message = f"unrecognized arguments: {' '.join(extras)}"
+        if close:
+            message += f" — did you mean {close[0]!r}? (see '{self.prog} --help')"
+        self.error(message)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
+def _int_range(low: int, high: Optional[int] = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high`` (no upper bound: None)."""
+    span = f"from {low} to {high}" if high else f"of at least {low}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a whole number {span} — give e.g. {min(10, high or 10)}"
+            )
+        return value
+
+    return parse
+
+
+def _global_options(parser: argparse.ArgumentParser, in_command: bool) -> None:
+    """--debug, -q, -v and --color, accepted before and after the command. In a command's
+    parser their defaults are suppressed, so they never undo what was given before it."""
+    kw: Dict[str, Any] = {"default": argparse.SUPPRESS} if in_command else {}
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors", **kw)
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress and no notes; results and errors only",
+        **kw,
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="count", help="more detail on stderr (repeatable)", **kw
+    )
+    parser.add_argument(
+        "--color",
+        choices=render.COLOR_MODES,
+        help="colour: auto (a terminal without NO_COLOR), always or never (default auto)",
+        **kw,
+    )
+
+
+def _sub(sub: argparse._SubParsersAction, name: str, help: str, description: str) -> _Parser:
+    epilog = "\n\n".join(
+        t for t in (topics.examples_text(name), topics.environment_text(name)) if t
+    )
+    p = cast(
+        _Parser,
+        sub.add_parser(
+            name, help=help, description=description, epilog=epilog or None, add_help=True
+        ),
+    )
+    _global_options(p, in_command=True)
+    return p
 
 
 def _add_tap(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "tap",
-        help="add a registry (a git repo of skills, rules and workflows)",
-        description="Clone a registry and scan it. SOURCE: OWNER/REPO, an https:// or ssh:// URL, "
-        "git@host:owner/repo, file://PATH, or a local path to a git repository.",
+        "add a registry (a git repo of skills, rules and workflows)",
+        "Clone a registry and scan it. SOURCE: OWNER/REPO, an https:// or ssh:// URL, "
+        "git@host:owner/repo, file://PATH, or a local path to a git repository "
+        "(see 'boost help sources').",
     )
     p.add_argument("sources", nargs="*", metavar="SOURCE", help="registries to tap")
     p.add_argument("--name", help="tap name (default: derived from the source)")
@@ -55,13 +152,17 @@ def _add_tap(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--type", choices=KINDS, help="with --catalog: only registries mostly of this kind"
     )
-    p.add_argument("--category", help="with --catalog: only registries of this category")
-    p.add_argument("--limit", type=_positive, help="with --catalog: at most this many registries")
+    p.add_argument(
+        "--category", help="with --catalog: only registries of this category (e.g. security)"
+    )
+    p.add_argument(
+        "--limit", type=_int_range(1), metavar="N", help="with --catalog: at most N registries"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _add_taps(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("taps", help="list tapped registries", description="List tapped registries.")
+    p = _sub(sub, "taps", "list tapped registries", "List tapped registries.")
     p.add_argument("--json", action="store_true", help="print a JSON array")
     p.add_argument(
         "--warnings",
@@ -71,38 +172,55 @@ def _add_taps(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_untap(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "untap",
-        help="remove a tapped registry",
-        description="Remove a tap, its clone and its cached data.",
+    p = _sub(
+        sub, "untap", "remove a tapped registry", "Remove a tap, its clone and its cached data."
     )
-    p.add_argument("names", nargs="+", metavar="NAME")
+    p.add_argument("names", nargs="+", metavar="NAME", help="taps to remove (see 'boost taps')")
 
 
 def _add_update(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "update",
-        help="fetch taps to their remote head",
-        description="Fetch taps and move them to the remote head.",
+        "fetch taps to their remote head",
+        "Fetch taps and move them to the remote head.",
     )
     p.add_argument("names", nargs="*", metavar="NAME", help="taps to update (default: all)")
 
 
 def _add_search(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "search",
-        help="find skills, rules and workflows for a task",
-        description="Rank every tapped item for a task described in plain language.",
+        "find skills, rules and workflows for a task",
+        "Rank every tapped item for a task described in plain language. Nothing matching is "
+        "not an error (exit 0) unless --exit-status is given.",
     )
     p.add_argument("query", nargs="+", help="the task, in plain language")
     p.add_argument("--kind", choices=KINDS, help="only this kind of item")
     p.add_argument(
-        "--limit", "-n", type=_positive, default=10, help="how many results (default 10)"
+        "--limit",
+        "-n",
+        type=_int_range(1, SEARCH_MAX),
+        default=10,
+        metavar="N",
+        help=f"how many results, 1-{SEARCH_MAX} (default 10)",
     )
     p.add_argument(
         "--tap", action="append", default=[], metavar="TAP", help="only this tap (repeatable)"
     )
-    p.add_argument("--json", action="store_true", help="print the full hits as JSON")
+    p.add_argument("--json", action="store_true", help="print the hits as a JSON array")
+    p.add_argument(
+        "--fields",
+        metavar="LIST",
+        help="with --json (implied): only these keys, comma-separated, in this order "
+        "(e.g. id,score,file; 'all' adds meta)",
+    )
+    p.add_argument(
+        "--exit-status",
+        action="store_true",
+        help="exit 1 when nothing matches, like grep and ripgrep (default: 0)",
+    )
     p.add_argument(
         "--explain", action="store_true", help="show engine, timings, ranks and degradations"
     )
@@ -124,20 +242,17 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_show(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "show",
-        help="print a skill, rule or workflow",
-        description="Print an entry's file, path and tap.",
-    )
+    p = _sub(sub, "show", "print a skill, rule or workflow", "Print an entry's file, path and tap.")
     p.add_argument("name", help="NAME, TAP:NAME or TAP:PATH")
     p.add_argument("--json", action="store_true", help="entry fields and text as JSON")
 
 
 def _add_reindex(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "reindex",
-        help="build the full-content search index",
-        description="Chunk every entry and (re)build the BM25 index; only changed taps are redone.",
+        "build the full-content search index",
+        "Chunk every entry and (re)build the BM25 index; only changed taps are redone.",
     )
     p.add_argument("--force", action="store_true", help="rebuild everything")
     p.add_argument(
@@ -149,7 +264,7 @@ def _add_reindex(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--workers",
-        type=_positive,
+        type=_int_range(1),
         metavar="N",
         help="worker processes for changed taps (default: one per CPU, as memory allows)",
     )
@@ -168,10 +283,13 @@ def _add_reindex(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_mcp(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "mcp",
-        help="serve boost's tools over MCP (stdio)",
-        description="Run the MCP server on stdin/stdout.",
+        "serve boost's tools over MCP (stdio)",
+        "Run the MCP server on stdin/stdout, for an MCP client to start "
+        "(client set-up: docs/mcp.md). Run by hand, it waits for JSON-RPC on stdin; "
+        "Ctrl-D or Ctrl-C stops it.",
     )
     p.add_argument(
         "--stdio", action="store_true", help="stdio transport (the default and only one)"
@@ -179,23 +297,58 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_discover(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "discover",
-        help="find registries on GitHub (needs the gh CLI)",
-        description="Search GitHub code for repositories holding SKILL.md files, through the gh CLI.",
+        "find registries on GitHub (needs the gh CLI)",
+        "Search GitHub code for repositories holding SKILL.md files, through the gh CLI.",
     )
-    p.add_argument("query", nargs="+")
-    p.add_argument("--limit", type=_positive, default=10)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("query", nargs="+", help="what the skills should be about, e.g. 'pdf forms'")
+    p.add_argument(
+        "--limit",
+        type=_int_range(1, DISCOVER_MAX),
+        default=10,
+        metavar="N",
+        help=f"at most N repositories, 1-{DISCOVER_MAX} (default 10)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON array of repositories")
 
 
 def _add_doctor(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = _sub(
+        sub,
         "doctor",
-        help="check boost's setup",
-        description="Report home, taps, index, dense store and LLM status.",
+        "check boost's setup",
+        "Report versions, home and disk use, taps, index, dense store and LLM status, with "
+        "the fix for what does not work. Exits 1 when it printed a fix line.",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the report as a JSON object")
+
+
+def _add_help(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "help",
+        "help on a command or a topic",
+        "Print a command's --help, or a topic.\n\n" + topics.topics_list(),
+    )
+    p.add_argument(
+        "topic",
+        nargs="?",
+        choices=[*COMMANDS, "help", "completion", *topics.TOPICS],
+        metavar="TOPIC",
+        help="a command or a topic (default: the overview)",
+    )
+
+
+def _add_completion(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "completion",
+        "print a shell completion script",
+        "Print the completion script for a shell; see 'boost help completion'.",
+    )
+    p.add_argument("shell", choices=completion.SHELLS, help="bash, zsh or fish")
 
 
 BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
@@ -209,16 +362,38 @@ BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
     _add_mcp,
     _add_discover,
     _add_doctor,
+    _add_help,
+    _add_completion,
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _epilog() -> str:
+    lines = [
+        "examples:",
+        "  boost tap --defaults",
+        "  boost reindex",
+        '  boost search "test my React app"',
+        "  boost show example:jest-runner",
+        "",
+        topics.environment_text(),
+        "",
+        topics.exit_codes_text(),
+        "",
+        topics.topics_list() + "\n  (boost help TOPIC; boost help COMMAND is COMMAND --help)",
+        "",
+        f"docs: {topics.DOCS_URL}",
+    ]
+    return "\n".join(lines)
+
+
+def build_parser() -> _Parser:
     parser = _Parser(
         prog="boost",
         description="Find the right AI-agent skill for a task written in plain language.",
+        epilog=_epilog(),
     )
     parser.add_argument("--version", action="version", version=f"boost {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    _global_options(parser, in_command=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for add in BUILDERS:
         add(sub)
@@ -239,6 +414,8 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "discover": ("discover", "cmd_discover"),
     "doctor": ("doctor", "cmd_doctor"),
 }
+# Answered here: they are about the command line itself.
+BUILTINS = ("help", "completion")
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:
@@ -247,32 +424,105 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
     return cast(Callable[[argparse.Namespace], int], getattr(mod, func))
 
 
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    return completion._subparsers(parser)[name]
+
+
+def _help(parser: argparse.ArgumentParser, topic: Optional[str]) -> int:
+    if not topic:
+        parser.print_help()
+    elif topic in topics.TOPICS:
+        render.out(topics.topic_text(topic))
+    else:
+        _subparser(parser, topic).print_help()
+    return 0
+
+
+def _complete(parser: argparse.ArgumentParser) -> int:
+    taps: List[str] = []
+    try:
+        from boost_cli.core import registry
+
+        taps = [t.name for t in registry.list_taps()]
+    except BoostError:
+        pass  # no readable config: complete everything but tap names
+    for word in completion.candidates(parser, os.environ, taps):
+        render.out(word)
+    return 0
+
+
+MAX_CANDIDATES = 20
+
+
+def error_text(err: BoostError) -> str:
+    """``<what> — <fix>`` on one line; an ambiguous name's candidates one per line below
+    it (they made one line of a thousand characters)."""
+    head, sep, _ = err.message.partition(" entries: ")
+    if not (isinstance(err, AmbiguousError) and err.candidates and sep):
+        return printable(err)
+    shown = [f"  {printable(c)}" for c in err.candidates[:MAX_CANDIDATES]]
+    more = len(err.candidates) - len(shown)
+    if more > 0:
+        shown.append(f"  … and {more} more")
+    fix = f" — {err.fix}" if err.fix else ""
+    return "\n".join([printable(f"{head} entries{fix}:"), *shown])
+
+
+def _quiet_stdout() -> None:
+    """After the reader of stdout went away (``boost … | head``): point stdout at the null
+    device, so the interpreter's final flush has nowhere to fail (no "Exception ignored")."""
+    try:
+        if sys.stdout is sys.__stdout__ and sys.stdout is not None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+    except (OSError, ValueError):
+        pass  # nothing more to protect
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    if os.environ.get("BOOST_COMPLETE"):
+        return _complete(parser)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        target = _subparser(parser, args.command) if args.command else parser
+        cast(_Parser, target).unknown_options(extras)
+    verbosity = -1 if args.quiet else (args.verbose or 0)
+    render.configure(color=args.color or "auto", verbosity=verbosity)
     if not args.command:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return _command(args.command)(args)
+        try:
+            if args.command == "help":
+                code = _help(parser, args.topic)
+            elif args.command == "completion":
+                render.out(completion.script(args.shell).rstrip("\n"))
+                code = 0
+            else:
+                code = _command(args.command)(args)
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+            return code
+        except BrokenPipeError:
+            # ripgrep's convention: the reader has what it wanted; exit 0, say nothing.
+            _quiet_stdout()
+            return 0
     except BoostError as err:
         if args.debug:
             import traceback
 
             traceback.print_exc()
-        print(f"boost: error: {err}", file=sys.stderr)
+        render.err(f"boost: error: {error_text(err)}")
         return err.exit_code
     except KeyboardInterrupt:
-        print("boost: interrupted", file=sys.stderr)
+        render.err("boost: interrupted")
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 0
     except Exception as err:  # noqa: BLE001 - last-resort handler: one line, traceback with --debug
         if args.debug:
             raise
-        print(
-            f"boost: internal error: {type(err).__name__}: {err} — rerun with --debug and report it",
-            file=sys.stderr,
+        render.err(
+            f"boost: internal error: {type(err).__name__}: {err} — rerun with --debug and report it"
         )
         return 1
 

@@ -22,7 +22,6 @@ HIT_KEYS = frozenset(
         "tap",
         "rel_dir",
         "path",
-        "meta",
         "score",
         "snippet",
         "why",

@@ -72,7 +72,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
         ),
     ),
     ("commands", ("boost_cli.commands",)),
-    ("entry", ("boost_cli.cli", "boost_cli.__main__")),
+    ("entry", ("boost_cli.cli", "boost_cli.__main__", "boost_cli.completion", "boost_cli.topics")),
 )
 
 # The MCP protocol knows nothing of boost's domain: base only, whatever its rank.

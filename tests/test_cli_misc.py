@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -15,15 +16,17 @@ FAKE_GH = ROOT / "tests" / "fakebin"
 
 
 def test_doctor_empty_home(capsys: pytest.CaptureFixture) -> None:
-    assert main(["doctor"]) == 0
+    assert main(["doctor"]) == 1  # it printed a fix line
     out = capsys.readouterr().out
     assert "taps: 0" in out and "fix: no taps: run 'boost tap --defaults'" in out
+    assert out.startswith("boost: 0.") and " on Python 3." in out
+    assert "(not created yet)" in out
 
 
 def test_doctor_reports_index_state(example_repo: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["tap", str(example_repo), "--name", "example"]) == 0
     capsys.readouterr()
-    assert main(["doctor", "--json"]) == 0
+    assert main(["doctor", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["index"]["status"] == "missing"
     assert "no search index: run 'boost reindex'" in report["fixes"]
@@ -36,6 +39,22 @@ def test_doctor_reports_index_state(example_repo: Path, capsys: pytest.CaptureFi
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
     assert "index: fresh" in out and "fix:" not in out
+    assert report["disk"]["total"] > 0 and report["disk"]["repos"] > 0
+    assert re.search(r"^home: .* \([\d.]+ MB on disk", out, re.M)
+
+
+def test_doctor_reports_a_corrupt_config_instead_of_failing(
+    boost_home: Path, capsys: pytest.CaptureFixture
+) -> None:
+    boost_home.mkdir(parents=True)
+    (boost_home / "config.json").write_text("{not json")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "config: unreadable — " in out and "is not valid JSON" in out
+    assert "fix: config unreadable: " in out and "taps: 0" in out
+    assert main(["doctor", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["config"]["status"] == "unreadable" and report["taps"] == []
 
 
 def test_discover_with_fake_gh(
@@ -71,18 +90,26 @@ def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
     import sys
 
-    from boost_cli.commands.render import progress
+    from boost_cli.commands.render import Status, configure, progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
 
+    monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     assert progress("indexing") is None
     tty = Tty()
     monkeypatch.setattr(sys, "stderr", tty)
-    report = progress("indexing")
-    assert report is not None
-    report(1, 2, "tapA")
-    report(2, 2)
-    assert tty.getvalue() == "\r  indexing tapA 1/2\x1b[K\r  indexing 2/2\x1b[K\r\x1b[K"
+    with Status() as status:
+        report = progress("indexing", status)
+        assert report is not None
+        report(1, 2, "tapA")
+        report(2, 2)
+    # the line stays up until the work is over (no blank line while the merge runs)
+    assert tty.getvalue() == "\r  indexing 1/2 · tapA\x1b[K\r  indexing 2/2\x1b[K\r\x1b[K"
+    configure(verbosity=-1)  # -q: no progress at all
+    try:
+        assert progress("indexing", Status()) is None
+    finally:
+        configure()

@@ -130,7 +130,11 @@ def test_show_ambiguous_and_missing(repo_factory: Callable, capsys: pytest.Captu
     assert main(["tap", str(b), "--name", "b"]) == 0
     capsys.readouterr()
     assert main(["show", "dup"]) == 3
-    assert "a:dup" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "boost: error: 'dup' matches 2 entries — ask for one of them as TAP:NAME (or TAP:PATH):\n"
+        "  a:dup\n"
+        "  b:dup\n"
+    )
     assert main(["show", "b:dup"]) == 0
     assert "two" in capsys.readouterr().out
     assert main(["show", "nope"]) == 3

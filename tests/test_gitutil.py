@@ -61,7 +61,8 @@ def test_shorthand_becomes_github_https(tmp_path: Path) -> None:
         ("https://github.com/obra/superpowers.git", "https", "obra__superpowers"),
         ("ssh://git@example.com/team/skills.git", "ssh", "team__skills"),
         ("git@github.com:acme/rules.git", "ssh", "acme__rules"),
-        ("file:///srv/git/acme/registry", "file", "acme__registry"),
+        # a local repository is named after its folder: its parent is no owner
+        ("file:///srv/git/acme/registry", "file", "registry"),
     ],
 )
 def test_urls(source: str, kind: str, name: str, tmp_path: Path) -> None:
@@ -77,6 +78,23 @@ def test_local_path_must_be_a_git_repo(tmp_path: Path) -> None:
     (plain / ".git").mkdir()
     src = gitutil.parse_source("owner/plain", cwd=tmp_path)
     assert src.kind == "local" and src.url == str(plain.resolve())
+    assert src.default_name == "plain"  # not owner__plain: a folder's parent is no owner
+
+
+def test_uncommitted_counts_changes_a_clone_would_miss(tmp_path: Path) -> None:
+    from tests.helpers import commit_all, make_repo
+
+    repo = make_repo(tmp_path / "skills", {"a/SKILL.md": "one"})
+    assert gitutil.uncommitted(str(repo)) == 0
+    (repo / "a" / "SKILL.md").write_text("two")
+    (repo / "b.md").write_text("new")
+    assert gitutil.uncommitted(str(repo)) == 2
+    assert gitutil.uncommitted(repo.as_uri()) == 2
+    commit_all(repo)
+    assert gitutil.uncommitted(str(repo)) == 0
+    # remote sources and folders git cannot read count nothing, and never raise
+    assert gitutil.uncommitted("https://github.com/a/b") == 0
+    assert gitutil.uncommitted(str(tmp_path)) == 0
 
 
 def test_safe_name() -> None:

@@ -193,8 +193,13 @@ def test_context_prefix_makes_name_and_description_findable(tmp_path: Path) -> N
     desc = {"pdf-tools/SKILL.md": "Work with PDF documents", "empty/SKILL.md": "Ghost skill"}
     tap = make_tap(tmp_path, "t", files, descriptions=desc)
     index.build([tap], use_prefix=False)
-    assert query("pdf documents") == []
-    assert query("ghost") == []
+    assert query("pdf documents", field_weight=0.0) == []
+    assert query("ghost", field_weight=0.0) == []
+    # The entry field score finds name and description without the prefix; "empty" has no
+    # chunk at all then, and shows its description.
+    assert [h.entry.name for h in query("pdf documents")] == ["pdf-tools"]
+    (ghost,) = query("ghost")
+    assert ghost.entry.name == "empty" and ghost.snippet == "Ghost skill"
     index.build([tap], use_prefix=True)
     assert [h.entry.name for h in query("pdf documents")] == ["pdf-tools"]
     assert [h.entry.name for h in query("ghost")] == ["empty"]  # an empty body still counts

@@ -54,34 +54,36 @@ def test_content_table_indexes_each_distinct_file_once() -> None:
 
 def test_chunk_file_spans_point_at_the_chunk_bytes() -> None:
     data = "---\nname: n\n---\n# Título\n\nzebras run fast\n".encode()
-    (row,) = chunk_file(entry("a/SKILL.md"), data, "t", PARAMS, prefix=False)
+    (row,) = chunk_file(entry("a/SKILL.md"), data, "t", PARAMS, prefix=False).rows
     text = data.decode("utf-8")
     assert text[row.start : row.end] == data[row.byte_start : row.byte_end].decode("utf-8")
     assert row.crc32 == zlib.crc32(data[row.byte_start : row.byte_end])
     assert "zebra" in row.terms and "n" not in row.terms  # the frontmatter is not indexed
-    (prefixed,) = chunk_file(entry("a/SKILL.md"), data, "t", PARAMS, prefix=True)
+    (prefixed,) = chunk_file(entry("a/SKILL.md"), data, "t", PARAMS, prefix=True).rows
     assert prefixed.terms == tokenize("n. Título") + row.terms  # name and heading path
 
 
 def test_chunk_file_with_prefix_scores_name_and_description_too() -> None:
     e = entry("pdf/SKILL.md", name="pdf-tools", description="Work with PDF documents")
-    (row,) = chunk_file(e, b"Fill forms.\n", "t", PARAMS, prefix=True)
+    (row,) = chunk_file(e, b"Fill forms.\n", "t", PARAMS, prefix=True).rows
     assert row.terms[: row.terms.index("fill")] == ["pdf", "tool", "work", "pdf", "document"]
     # An empty body: one empty chunk under prefix (found by name), none without it.
-    assert chunk_file(e, b"", "t", PARAMS, prefix=False) == []
-    (empty,) = chunk_file(e, b"", "t", PARAMS, prefix=True)
+    assert chunk_file(e, b"", "t", PARAMS, prefix=False).rows == []
+    (empty,) = chunk_file(e, b"", "t", PARAMS, prefix=True).rows
     assert (empty.start, empty.end, empty.byte_start, empty.byte_end) == (0, 0, 0, 0)
     assert "pdf" in empty.terms
 
 
 def test_chunk_file_of_a_file_that_is_not_utf8_has_no_byte_span() -> None:
-    (row,) = chunk_file(entry("l/SKILL.md"), "café zebras\n".encode("latin-1"), "t", PARAMS, False)
+    (row,) = chunk_file(
+        entry("l/SKILL.md"), "café zebras\n".encode("latin-1"), "t", PARAMS, False
+    ).rows
     assert (row.byte_start, row.byte_end, row.crc32) == (NO_SPAN, NO_SPAN, 0)
 
 
 def test_chunk_table_keeps_each_contents_first_chunk() -> None:
     chunks = ChunkTable()
-    rows = chunk_file(entry("a/SKILL.md"), b"one two\n", "t", PARAMS, prefix=False)
+    rows = chunk_file(entry("a/SKILL.md"), b"one two\n", "t", PARAMS, prefix=False).rows
     chunks.add(0, rows)
     chunks.add(1, [])  # a content without chunks
     chunks.add(2, rows + rows)
@@ -109,19 +111,22 @@ def test_bucket_count_is_a_power_of_two_near_half_the_terms() -> None:
 def test_every_term_is_found_in_its_bucket() -> None:
     words = [f"term{i}" for i in range(40)] + ["ünïcödé", "x" * 256]
     postings = {w: [i << 8 | 1, (i + 50) << 8 | 3] for i, w in enumerate(words)}
-    d = term_dictionary(postings)
+    fields = {"term3": [7 << 8 | 1], "only-field": [2 << 8 | 2]}
+    d = term_dictionary(postings, fields)
     assert d.n_terms == 41 and d.n_buckets == 32  # the 256-byte term is left out
-    assert d.vocab.split(b"\n") == sorted(w.encode() for w in words[:-1])
+    assert d.n_field_terms == 2
+    assert d.vocab.split(b"\n") == sorted(w.encode() for w in words[:-1])  # chunk terms
     offsets = array("I")
     offsets.frombytes(d.buckets)
     assert len(offsets) == d.n_buckets + 1 and offsets[-1] == len(d.rows)
-    for w in words[:-1]:
+    for w in words[:-1] + ["only-field"]:
         tb = w.encode("utf-8")
         b = zlib.crc32(tb) & (d.n_buckets - 1)
         found = find_term(d.rows[offsets[b] : offsets[b + 1]], tb)
         assert found is not None
-        start, count = found
-        assert d.postings[start : start + count] == postings[w]
+        start, count, fstart, fcount = found
+        assert d.postings[start : start + count] == postings.get(w, [])
+        assert d.field_postings[fstart : fstart + fcount] == fields.get(w, [])
     b = zlib.crc32(b"absent") & (d.n_buckets - 1)
     assert find_term(d.rows[offsets[b] : offsets[b + 1]], b"absent") is None
 

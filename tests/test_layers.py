@@ -37,6 +37,10 @@ LAZY_ALLOWED = {
     ("boost_cli.core.indexing", "boost_cli.core.dense"),
     # `boost reindex` without --dense, a no-op in the common case, loads no vector code.
     ("boost_cli.commands.reindex", "boost_cli.core.dense"),
+    # Tap names are read only when a shell asks for completions.
+    ("boost_cli.cli", "boost_cli.core.registry"),
+    # Only boost_get_skill's folder reads need the scan's rules (and its parsers).
+    ("boost_cli.core.lookup", "boost_cli.core.catalog"),
 }
 
 

@@ -480,12 +480,13 @@ def test_agent_keywords_find_the_skill_the_task_words_miss(tmp_path: Path) -> No
         plain = server.call_result("boost_search", {"query": task})["structuredContent"]
         assert [r["id"] for r in plain["results"]][:1] == ["gap:blind-spot-camera"]
         assert plain["keywords"] == []
-        keywords = ["accessibility", "screen reader", "WCAG", "aria"]
+        # Keyword terms weigh 0.7 each (the task's own 1): five of them outweigh the decoy.
+        keywords = ["accessibility", "screen reader", "WCAG", "aria", "contrast"]
         result = server.call_result("boost_search", {"query": task, "keywords": keywords})
         data = result["structuredContent"]
         assert [r["id"] for r in data["results"]][0] == "gap:wcag-audit"
         assert data["keywords"] == keywords
-        assert "keywords used: accessibility, screen reader, WCAG, aria" in _text(result)
+        assert "keywords used: accessibility, screen reader, WCAG, aria, contrast" in _text(result)
         bad = server.call("boost_search", {"query": task, "keywords": ["x"] * 13})
         assert bad["result"]["isError"] is True
         assert "at most 12 items" in _text(bad["result"])

@@ -183,7 +183,7 @@ def test_search_with_no_match_says_so(indexed: Path, session: Session) -> None:
     [
         (
             {"query": "tests", "tap": "nowhere"},
-            "no tap named 'nowhere' — see 'boost taps' for the tapped registries",
+            "no tap named 'nowhere' — call boost_list_taps for the tapped registries",
         ),
         (
             {"query": "   "},
@@ -202,8 +202,8 @@ def test_search_without_taps_points_at_tap_defaults(session: Session) -> None:
     result = session.call("boost_search", {"query": "test my React app"})
     assert result["isError"] is True
     assert text_of(result) == (
-        "no registries are tapped yet — run 'boost tap --defaults' for a starter set, "
-        "or 'boost tap OWNER/REPO'"
+        "no registries are tapped yet — ask the user to run 'boost tap --defaults' for a "
+        "starter set, or 'boost tap OWNER/REPO' in a terminal"
     )
 
 
@@ -254,9 +254,9 @@ def test_get_skill_ambiguous_lists_the_candidates(
     [
         (
             "no-such-thing",
-            "no skill, rule or workflow named 'no-such-thing' — find one with 'boost search QUERY'",
+            "no skill, rule or workflow named 'no-such-thing' — find one with boost_search",
         ),
-        ("nowhere:x", "no tap named 'nowhere' — see 'boost taps' for the tapped registries"),
+        ("nowhere:x", "no tap named 'nowhere' — call boost_list_taps for the tapped registries"),
     ],
 )
 def test_get_skill_unknown_is_a_tool_error(
@@ -278,7 +278,9 @@ def test_list_taps_without_taps(session: Session) -> None:
     result = session.call("boost_list_taps", {})
     assert result["isError"] is False
     assert result["structuredContent"] == {"taps": []}
-    assert text_of(result) == "No taps yet: run 'boost tap --defaults' in a terminal."
+    assert (
+        text_of(result) == "No taps yet: ask the user to run 'boost tap --defaults' in a terminal."
+    )
 
 
 def test_list_taps_reports_index_freshness(indexed: Path, session: Session, tmp_path: Path) -> None:

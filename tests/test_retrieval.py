@@ -203,3 +203,52 @@ def test_hybrid_degrades_to_bm25_when_dense_cannot_answer() -> None:
     assert got.notes == ("dense skipped: no dense index yet — run it",)
     with pytest.raises(UsageError, match="unknown fusion method"):
         retrieval.HybridRetriever(bm25, dense, method="sum")
+
+
+def test_hybrid_fuses_a_near_duplicate_group_once() -> None:
+    # BM25 shows copy "x1" of a skill (group "g"); the dense engine finds copy "x2" (hash
+    # "h2", which the index puts in group "g") and a skill with the same name and
+    # description as BM25's "y" but no known group: each skill is one fused hit.
+    x1 = Entry("x", "skill", "X tool", "a", "x", "x/SKILL.md")
+    x2 = Entry("x-edited", "skill", "Another text", "b", "x", "x/SKILL.md")
+    y1 = Entry("Y", "skill", "Y tool!", "a", "y", "y/SKILL.md")
+    y2 = Entry("y", "skill", "y  tool", "c", "y", "y/SKILL.md")
+    bm25 = FakeEngine("bm25", [Hit(x1, 5.0, group="g", content_hash="h1"), Hit(y1, 4.0)])
+    dense = FakeEngine("dense", [Hit(x2, 0.9, content_hash="h2"), Hit(y2, 0.8)])
+    asked: List[List[str]] = []
+
+    def groups(hashes: Sequence[str]) -> Dict[str, str]:
+        asked.append(list(hashes))
+        return {"h2": "g"}
+
+    hits = retrieval.HybridRetriever(bm25, dense, groups=groups).query("q", k=10).hits
+    assert asked == [["h2"]]
+    assert [(h.entry.id, dict(h.ranks)) for h in hits] == [
+        ("a:x/SKILL.md", {"bm25": 1, "dense": 1}),
+        ("a:y/SKILL.md", {"bm25": 2, "dense": 2}),
+    ]
+    assert hits[0].also_in == ("b:x-edited",) and hits[1].also_in == ("c:y",)
+    # Without the index's groups the edited copy is a skill of its own.
+    alone = retrieval.HybridRetriever(bm25, dense).query("q", k=10).hits
+    assert [h.entry.id for h in alone] == ["a:y/SKILL.md", "a:x/SKILL.md", "b:x/SKILL.md"]
+
+
+def test_bm25_engine_weighs_keywords_below_the_task(repo_factory: Callable) -> None:
+    a = repo_factory(
+        "a",
+        {
+            "skills/jest/SKILL.md": skill("jest", "unit tests", "Use jest for unit tests."),
+            "skills/react/SKILL.md": skill("react", "react apps", "Build react apps."),
+        },
+    )
+    registry.add(str(a), name="a")
+    index.build(registry.snapshots())
+    choice = retrieval.get_retriever("bm25", current=current())
+    reader = index.open_index()
+    assert reader is not None
+    with reader:
+        got = choice.retriever.query("react", keywords=["jest"]).hits
+        weighted = reader.query(weights={"react": 1.0, "jest": 0.7})
+        assert [(h.entry.name, h.score) for h in got] == [(h.entry.name, h.score) for h in weighted]
+        concatenated = reader.query("react jest")
+        assert got[1].score < concatenated[1].score

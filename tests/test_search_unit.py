@@ -106,3 +106,13 @@ def test_mcp_record_drops_a_why_that_repeats_the_description() -> None:
     other = records.mcp_record(Hit(entry, 1.0, why="Flatten the form afterwards."), {})
     assert "why" not in same and other["why"] == "Flatten the form afterwards."
     assert list(other)[:3] == ["id", "name", "tap"]
+
+
+def test_interleave_takes_turns_and_keeps_one_hit_per_group() -> None:
+    def hit(name: str, group: str = "", sha: str = "") -> Hit:
+        return Hit(_entry(name), 1.0, content_hash=sha or None, group=group or None)
+
+    first = [hit("a", "g1"), hit("b", sha="h2"), hit("c")]
+    second = [hit("a2", "g1"), hit("d", sha="h2"), hit("e"), hit("f")]
+    got = search.interleave(first, second, 4)
+    assert [h.entry.name for h in got] == ["a", "b", "c", "e"]

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from boost_cli.core import tokenize as tokmod
-from boost_cli.core.tokenize import MAX_TOKEN_LEN, STOPWORDS, tokenize
+from boost_cli.core.tokenize import (
+    MAX_TOKEN_LEN,
+    QUERY_STOPWORDS,
+    STOPWORDS,
+    query_weights,
+    tokenize,
+)
 
 
 @pytest.mark.parametrize(
@@ -121,3 +127,27 @@ def test_long_text_in_pieces_matches_one_pass(monkeypatch: pytest.MonkeyPatch) -
     )
     assert tokenize(text) == tokmod._tokenize_piece(text)
     assert tokenize(text[:49]) == tokmod._tokenize_piece(text[:49])
+
+
+def test_query_weights() -> None:
+    # Task words: 1 each, 0.25 on the query stoplist (unless all are); keywords: 0.7 each,
+    # 1 when the task holds the term too.
+    assert query_weights("help me test the app", ["jest"]) == {
+        "help": 0.25,
+        "test": 1.0,
+        "app": 1.0,
+        "jest": 0.7,
+    }
+    assert query_weights("what is it") == {}
+    assert query_weights("help me", ["help", "test test"]) == {"help": 2.0, "test": 1.4}
+    assert query_weights("", ["kafka"]) == {"kafka": 0.7}
+    # "really" and "keeps" are filler (0.25 each); "failing" and "builds" count 1.
+    assert query_weights("really keeps failing builds") == {
+        "realli": 0.25,
+        "keep": 0.25,
+        "fail": 1.0,
+        "build": 1.0,
+    }
+    # The query stoplist never touches the index: "help" is a term of documents.
+    assert "help" in QUERY_STOPWORDS and tokenize("help") == ["help"]
+    assert len(QUERY_STOPWORDS) == 496

@@ -1,42 +1,73 @@
-"""`boost doctor`: what boost can do on this machine right now, and how to fix what it can't."""
+"""`boost doctor`: what boost can do on this machine right now, and how to fix what it can't.
+
+Exits 1 when it printed a ``fix:`` line (like ``brew doctor``), so a script or CI step can
+check a setup with ``boost doctor -q``; 0 when everything works.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Mapping
 
-from boost_cli.commands.render import emit_json, out
+from boost_cli.commands.render import YELLOW, color_enabled, emit_json, out, paint, say, width, wrap
 from boost_cli.core import status
+from boost_cli.core.text import printable
+
+
+def line(text: str) -> None:
+    """A report line, wrapped to the terminal under a hanging indent."""
+    say(text, " " * (len(text) - len(text.lstrip()) + 2))
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     r = status.doctor()
     if args.json:
         emit_json(r)
-        return 0
-    out(f"home: {r['home']}")
-    out(f"taps: {len(r['taps'])}")
+        return 1 if r["fixes"] else 0
+    line(f"boost: {r['boost']} on Python {printable(r['python'])}")
+    line(
+        f"home: {printable(r['home'])} ({size_text(r['disk']) if r['disk'] else 'not created yet'})"
+    )
+    cfg = r["config"]
+    if cfg["status"] != "ok":
+        line(f"config: {cfg['status']} — {printable(cfg['reason'])}")
+    line(f"taps: {len(r['taps'])}")
     idx = r["index"]
-    out(
+    line(
         f"index: {idx['status']}"
         + (f" (generated {idx.get('generated')})" if idx.get("generated") else "")
     )
     d = r["dense"]
-    out(
+    line(
         f"dense: {'ready' if d['ready'] else 'off'} — store backend {d['backend']}"
-        + (f"; {d['reason']}" if d.get("reason") else "")
+        + (f"; {printable(d['reason'])}" if d.get("reason") else "")
     )
     if d.get("backend_note"):
-        out(f"  {d['backend_note']}")
+        line(f"  {printable(d['backend_note'])}")
     llm = r["llm"]
     if llm["anthropic_api_key"]:
-        out("rerank: Anthropic Messages API (ANTHROPIC_API_KEY is set)")
+        line("rerank: Anthropic Messages API (ANTHROPIC_API_KEY is set)")
     elif llm["claude_cli"]:
-        out("rerank: claude CLI")
+        line("rerank: claude CLI")
     else:
-        out("rerank: off — set ANTHROPIC_API_KEY or install the claude CLI for LLM reranking")
-    out(
+        line("rerank: off — set ANTHROPIC_API_KEY or install the claude CLI for LLM reranking")
+    line(
         f"gh: {'found' if r['gh_cli'] else 'not found (boost discover needs it: https://cli.github.com)'}"
     )
+    style = color_enabled(sys.stdout)
     for fix in r["fixes"]:
-        out(f"fix: {fix}")
-    return 0
+        for part in wrap(f"fix: {printable(fix)}", "  ", width()):
+            out(paint(part, YELLOW, style))
+    return 1 if r["fixes"] else 0
+
+
+def size_text(disk: Mapping[str, int]) -> str:
+    """``233 MB: repos 180 MB, cache 53 MB`` from `status.disk_use`."""
+    parts = [f"{k} {_mb(v)}" for k, v in disk.items() if k != "total" and v >= 1_000_000]
+    total = _mb(disk.get("total", 0))
+    return f"{total} on disk" + (f": {', '.join(parts)}" if parts else "")
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n < 10e6 else f"{n / 1e6:.0f} MB"

@@ -7,13 +7,23 @@ more `@registry.tool(...)` here — the protocol code in `core.mcp` never change
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
+import re
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
+from boost_cli.commands.render import err
 from boost_cli.core import discover, lookup, records, registry, retrieval, search, status
-from boost_cli.core.mcp import Registry, Server, ToolResult
+from boost_cli.core.errors import BoostError
+from boost_cli.core.mcp import Handler, Registry, Server, ToolResult
 from boost_cli.core.models import KINDS
+
+SEARCH_LIMIT = 8
+DISCOVER_LIMIT = 10
+# The hints the MCP reference servers set. boost's own tools only read the taps and index
+# (closed world); discover asks GitHub (open world).
+READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
 
 SEARCH_INPUT = {
     "type": "object",
@@ -28,12 +38,13 @@ SEARCH_INPUT = {
             "type": "integer",
             "minimum": 1,
             "maximum": 50,
-            "description": "how many results (default 8)",
+            "default": SEARCH_LIMIT,
+            "description": f"how many results, 1-50 (default {SEARCH_LIMIT})",
         },
         "kind": {
             "type": "string",
             "enum": list(KINDS),
-            "description": "only this kind",
+            "description": "only this kind of item: skill, rule or workflow",
         },
         "keywords": {
             "type": "array",
@@ -45,9 +56,14 @@ SEARCH_INPUT = {
             "wording, e.g. for 'make my site work for blind users': "
             '["accessibility", "a11y", "screen reader", "WCAG", "aria"]',
         },
-        "tap": {"type": "string", "minLength": 1, "description": "only this tap (registry)"},
+        "tap": {
+            "type": "string",
+            "minLength": 1,
+            "description": "only this tap (registry), by the name boost_list_taps shows",
+        },
         "rerank": {
             "type": "boolean",
+            "default": False,
             "description": "rerank with an LLM when one is configured (slower: seconds); default false, BM25/hybrid order",
         },
     },
@@ -58,16 +74,24 @@ SEARCH_INPUT = {
 _HIT_SCHEMA = {
     "type": "object",
     "properties": {
-        "id": {"type": "string"},
-        "name": {"type": "string"},
-        "tap": {"type": "string"},
-        "kind": {"type": "string"},
-        "description": {"type": "string"},
-        "why": {"type": "string"},
-        "score": {"type": "number"},
-        "file": {"type": "string"},
-        "url": {"type": "string"},
-        "also_in": {"type": "array", "items": {"type": "string"}},
+        "id": {"type": "string", "description": "TAP:NAME, what boost_get_skill takes"},
+        "name": {"type": "string", "description": "the item's name"},
+        "tap": {"type": "string", "description": "the tap (registry) it comes from"},
+        "kind": {"type": "string", "enum": list(KINDS), "description": "skill, rule or workflow"},
+        "description": {"type": "string", "description": "what the item says it is for"},
+        "why": {
+            "type": "string",
+            "description": "why it matches (left out when it is the description)",
+        },
+        "score": {"type": "number", "description": "retrieval score; higher is better"},
+        "file": {"type": "string", "description": "the defining file on disk"},
+        "url": {"type": "string", "description": "a browsable link to the file"},
+        "also_in": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "TAP:NAMEs of byte-identical copies",
+        },
+        "path": {"type": "string", "description": "the file's path inside its tap"},
     },
     "required": ["id", "name", "tap", "kind", "description", "score", "file", "url"],
 }
@@ -75,14 +99,78 @@ _HIT_SCHEMA = {
 SEARCH_OUTPUT = {
     "type": "object",
     "properties": {
-        "query": {"type": "string"},
-        "engine": {"type": "string"},
-        "keywords": {"type": "array", "items": {"type": "string"}},
-        "notes": {"type": "array", "items": {"type": "string"}},
-        "results": {"type": "array", "items": _HIT_SCHEMA},
+        "query": {"type": "string", "description": "the query as searched"},
+        "engine": {"type": "string", "description": "the retrieval engine that answered"},
+        "keywords": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "the keywords used",
+        },
+        "notes": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "degradations and hints",
+        },
+        "results": {"type": "array", "items": _HIT_SCHEMA, "description": "best first"},
     },
     "required": ["query", "engine", "results"],
 }
+
+
+# Advice in core errors names CLI commands; an agent gets the tool that does the same, and
+# is told when only the user can act (tapping and indexing are terminal work).
+_TOOL_FOR = (
+    (
+        "see 'boost taps' for the tapped registries",
+        "call boost_list_taps for the tapped registries",
+    ),
+    ("see 'boost taps'", "call boost_list_taps"),
+    ("find one with 'boost search QUERY'", "find one with boost_search"),
+    ("'boost search QUERY'", "boost_search"),
+    ("'boost show NAME'", "boost_get_skill"),
+)
+_CLI = re.compile(r"'boost [^']*'")
+
+
+def agent_fix(text: str) -> str:
+    """``text`` (an error's fix, a note) with each CLI command that has a tool replaced by
+    the tool; other commands are marked as the user's to run in a terminal."""
+    for cli, tool in _TOOL_FOR:
+        text = text.replace(cli, tool)
+    if _CLI.search(text) and "terminal" not in text:
+        starts = text.startswith("run ")
+        text = f"ask the user to {text} in a terminal" if starts else f"{text} (in a terminal)"
+    return text
+
+
+def _for_agents(handler: Callable[[Dict[str, Any]], ToolResult]) -> Handler:
+    """``handler`` whose BoostErrors carry `agent_fix` advice."""
+
+    @functools.wraps(handler)
+    def run(args: Dict[str, Any]) -> ToolResult:
+        try:
+            return handler(args)
+        except BoostError as exc:
+            if exc.fix:
+                exc.fix = agent_fix(exc.fix)
+            raise
+
+    return run
+
+
+def _files_footer(found: lookup.Found) -> str:
+    """The list of a skill's files, after its text (nothing for a rule or a workflow)."""
+    if lookup.folder_of(found) is None:
+        return ""
+    files, total = lookup.folder_files(found)
+    if len(files) <= 1:
+        return ""
+    more = f"\n… and {total - len(files)} more" if total > len(files) else ""
+    listed = "\n".join(f"- {f}" for f in files)
+    return (
+        f"\n\n---\nFiles in this skill's folder (read one with boost_get_skill, "
+        f"name {found.entry.qualified_name!r}, file PATH):\n{listed}{more}"
+    )
 
 
 def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
@@ -100,11 +188,14 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         "Returns a ranked shortlist with a one-line reason per pick; read one with boost_get_skill.",
         SEARCH_INPUT,
         output_schema=SEARCH_OUTPUT,
+        title="Search skills",
+        annotations={**READ_ONLY, "openWorldHint": False},
     )
+    @_for_agents
     def boost_search(args: Dict[str, Any]) -> ToolResult:
         opts = search.SearchOptions(
             query=args["query"],
-            limit=int(args.get("limit", 8)),
+            limit=int(args.get("limit", SEARCH_LIMIT)),
             kind=args.get("kind"),
             taps=(args["tap"],) if args.get("tap") else (),
             # The caller is an LLM already: reranking (a `claude -p` process or an API call)
@@ -124,43 +215,66 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         if opts.keywords:
             lines.append(f"keywords used: {', '.join(opts.keywords)}")
         for note in result.notes:
-            lines.append(f"note: {note}")
+            lines.append(f"note: {agent_fix(note)}")
         structured = {
             "query": opts.query,
             "engine": result.engine,
             "keywords": list(opts.keywords),
-            "notes": result.notes,
+            "notes": [agent_fix(n) for n in result.notes],
             "results": results,
         }
         return ToolResult(text="\n".join(lines), structured=structured)
 
     @reg.tool(
         "boost_get_skill",
-        "Return the full text of a skill, rule or workflow by NAME, TAP:NAME or TAP:PATH, to apply it.",
+        "Return the full text of a skill, rule or workflow by NAME, TAP:NAME or TAP:PATH, to "
+        "apply it, with the list of the files in a skill's folder. Skills often point at those "
+        "files ('read editing.md', 'run scripts/x.py'): read one by passing its path as `file`.",
         {
             "type": "object",
             "properties": {
                 "name": {
                     "type": "string",
                     "minLength": 1,
-                    "description": "NAME, TAP:NAME or TAP:PATH",
-                }
+                    "description": "NAME, TAP:NAME or TAP:PATH (the id boost_search returns)",
+                },
+                "file": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 1000,
+                    "description": "a file of the skill's folder, relative to it, as the file "
+                    "list shows it (e.g. 'editing.md', 'scripts/thumbnail.py'); default: the "
+                    "skill's own file",
+                },
             },
             "required": ["name"],
             "additionalProperties": False,
         },
+        title="Read a skill",
+        annotations={**READ_ONLY, "openWorldHint": False},
     )
+    @_for_agents
     def boost_get_skill(args: Dict[str, Any]) -> ToolResult:
         found = lookup.read(args["name"])
         entry = found.entry
+        if args.get("file"):
+            text = lookup.read_in_folder(found, args["file"])
+            folder = lookup.folder_of(found)
+            where = folder / args["file"] if folder else found.file
+            return ToolResult(
+                text=f"# {entry.qualified_name} [{entry.kind}] — file: {where}\n\n{text}"
+            )
         head = f"# {entry.qualified_name} [{entry.kind}] — file: {found.file}\n\n"
-        return ToolResult(text=head + found.text)
+        return ToolResult(text=head + found.text + _files_footer(found))
 
     @reg.tool(
         "boost_list_taps",
         "List the tapped registries with their commit, item counts and search-index freshness.",
         {"type": "object", "properties": {}, "additionalProperties": False},
+        title="List tapped registries",
+        annotations={**READ_ONLY, "openWorldHint": False},
     )
+    @_for_agents
     def boost_list_taps(args: Dict[str, Any]) -> ToolResult:
         taps = registry.list_taps()
         # A damaged index must not hide the taps: list them and say what is wrong.
@@ -170,26 +284,43 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
             f"{r['name']} @ {r['commit'][:10]}: {r['counts'].get('skill', 0)} skills, {r['counts'].get('rule', 0)} rules, "
             f"{r['counts'].get('workflow', 0)} workflows ({r['index']})"
             for r in rows
-        ] or ["No taps yet: run 'boost tap --defaults' in a terminal."]
+        ] or ["No taps yet: ask the user to run 'boost tap --defaults' in a terminal."]
         if state.damaged is not None:
-            lines.append(f"note: the search index cannot be read ({state.damaged})")
+            lines.append(f"note: the search index cannot be read ({agent_fix(str(state.damaged))})")
         return ToolResult(text="\n".join(lines), structured={"taps": rows})
 
     @reg.tool(
         "boost_discover_github",
-        "Search GitHub for repositories holding SKILL.md files (needs the gh CLI, logged in).",
+        "Search GitHub for repositories holding SKILL.md files (needs the gh CLI, logged in). "
+        "Tapping one is for the user, in a terminal: boost tap OWNER/REPO.",
         {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 500},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 500,
+                    "description": "what the skills should be about, e.g. 'pdf forms'",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "default": DISCOVER_LIMIT,
+                    "description": f"at most this many repositories, 1-50 (default {DISCOVER_LIMIT})",
+                },
             },
             "required": ["query"],
             "additionalProperties": False,
         },
+        title="Discover registries on GitHub",
+        annotations={**READ_ONLY, "openWorldHint": True},
     )
+    @_for_agents
     def boost_discover_github(args: Dict[str, Any]) -> ToolResult:
-        repos = discover.discover_github(args["query"], limit=int(args.get("limit", 10)))
+        repos = discover.discover_github(
+            args["query"], limit=int(args.get("limit", DISCOVER_LIMIT))
+        )
         lines = [f"{r.repo} ({r.hits} SKILL.md) {r.url}" for r in repos] or [
             "No repositories matched."
         ]
@@ -200,6 +331,11 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
 
     return reg
 
+
+BANNER = (
+    "boost mcp: an MCP server on stdin/stdout, for an MCP client to start "
+    "(set-up: boost mcp --help); Ctrl-D or Ctrl-C stops it"
+)
 
 INSTRUCTIONS = (
     "boost finds AI-agent skills, rules and workflows for a task. Call boost_search with the task "
@@ -214,5 +350,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="boost mcp: %(levelname)s %(message)s"
     )
+    if sys.stdin.isatty():  # a person, not an MCP client (clients talk through pipes)
+        err(BANNER)
     Server(build_registry(), instructions=INSTRUCTIONS).serve_stdio()
     return 0

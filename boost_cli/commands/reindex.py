@@ -6,26 +6,43 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any, Dict, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Sequence
 
-from boost_cli.commands.render import emit_json, err, out, progress
+from boost_cli.commands.render import Status, emit_json, err, out, progress
 from boost_cli.core import indexing, registry
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import TapSnapshot
 
+if TYPE_CHECKING:  # pragma: no cover
+    from boost_cli.core.index import TapSource
+
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    registry.require_taps(args.tap)
+    taps = registry.require_taps(args.tap)
     t0 = time.perf_counter()
-    report = indexing.reindex(
-        force=args.force,
-        force_taps=args.tap,
-        progress=progress("indexing"),
-        workers=args.workers,
-    )
-    result: Dict[str, Any] = {"bm25": report.to_dict(), "scan_seconds": round(report.seconds, 3)}
-    if args.dense:
-        result["dense"] = _dense(args, registry.snapshots())
+    with Status() as line:
+        line.show(f"  indexing · reading {len(taps)} tap{'' if len(taps) == 1 else 's'}")
+        sources = indexing.tap_sources()  # the config alone: no catalog is loaded here
+        left = _left_label(args, sources)
+        line.show(
+            f"  indexing 0/{len(left.names)} · {left(0, 0, '')}"
+            if left.names
+            else "  indexing · checking for changes"
+        )
+        report = indexing.reindex(
+            sources,
+            force=args.force,
+            force_taps=args.tap,
+            progress=progress("indexing", line, left),
+            workers=args.workers,
+        )
+        result: Dict[str, Any] = {
+            "bm25": report.to_dict(),
+            "scan_seconds": round(report.seconds, 3),
+        }
+        if args.dense:
+            line.clear()
+            result["dense"] = _dense(args, registry.snapshots(), line)
     total = time.perf_counter() - t0
     result["seconds"] = round(total, 3)
     if args.json:
@@ -42,7 +59,43 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dense(args: argparse.Namespace, snaps: Sequence[TapSnapshot]) -> Dict[str, Any]:
+class _Left:
+    """The progress label of an index build: the taps still to do, never one that is done.
+
+    The build reports each tap as it finishes; the taps it will redo are those forced or
+    whose commit the index does not hold yet, largest first (the order the build starts
+    them). Should the build report another count (a format change redoes every tap), the
+    label shows the counts alone rather than guess."""
+
+    def __init__(self, names: List[str]) -> None:
+        self.names = names
+        self.finished: set = set()
+
+    def __call__(self, done: int, total: int, name: str) -> str:
+        if name:
+            self.finished.add(name)
+        if total and total != len(self.names):
+            return "merging" if done >= total else ""
+        left = [n for n in self.names if n not in self.finished]
+        if not left:
+            return "merging"
+        more = f", +{len(left) - 2} more" if len(left) > 2 else ""
+        return "left: " + ", ".join(left[:2]) + more
+
+
+def _left_label(args: argparse.Namespace, sources: Sequence[TapSource]) -> _Left:
+    commits = {} if args.force else indexing.indexed_commits()
+    order = sorted(sources, key=lambda s: (-s.entries, s.name))
+    return _Left(
+        [
+            s.name
+            for s in order
+            if args.force or s.name in args.tap or commits.get(s.name) != s.commit
+        ]
+    )
+
+
+def _dense(args: argparse.Namespace, snaps: Sequence[TapSnapshot], line: Status) -> Dict[str, Any]:
     from boost_cli.core import dense
 
     embedder, unit = indexing.dense_settings(args.unit)
@@ -59,7 +112,7 @@ def _dense(args: argparse.Namespace, snaps: Sequence[TapSnapshot]) -> Dict[str, 
                         "dense indexing cancelled", "rerun with --yes to skip the question"
                     )
     report = indexing.build_dense(
-        snaps, embedder, unit, force=args.force, progress=progress("embedding")
+        snaps, embedder, unit, force=args.force, progress=progress("embedding", line)
     )
     d: Dict[str, Any] = report.to_dict()
     backend, note = dense.backend_status()

@@ -1,19 +1,65 @@
-"""Small rendering helpers shared by the commands (the only place that prints)."""
+"""How boost talks to a terminal: the only place that prints.
+
+Conventions (gh, ripgrep, https://no-color.org):
+
+- **Width.** ``COLUMNS`` when set, else the terminal's width; output that goes to a pipe or a
+  file (no ``COLUMNS``) is never wrapped or truncated, so ``grep`` and scripts see whole lines.
+- **Colour.** ``--color auto`` (the default) styles only a terminal, and not when ``NO_COLOR``
+  is set or ``TERM=dumb``; ``--color always`` / ``never`` override both.
+- **Verbosity.** ``-q`` drops progress and notes (results and errors stay); ``-v`` adds
+  detail lines on stderr. Progress is one redrawn line on stderr, only on a terminal.
+
+Text from a registry or a model goes through `printable` before it is shown (`table` and
+`mark_terms` do it themselves), and styling is added after wrapping, so escape codes never
+count towards a line's width.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import sys
-from typing import IO, Any, Callable, Mapping, Optional
+import textwrap
+from dataclasses import dataclass
+from typing import IO, Any, Callable, List, Mapping, Optional, Sequence
 
 from boost_cli.core.models import KINDS
-from boost_cli.core.text import printable
+from boost_cli.core.text import ELLIPSIS, printable
 from boost_cli.core.tokenize import tokenize
 
 BOLD, NORMAL = "\x1b[1m", "\x1b[22m"
+DIM = "\x1b[2m"
+RED, YELLOW, GREEN, CYAN, DEFAULT = "\x1b[31m", "\x1b[33m", "\x1b[32m", "\x1b[36m", "\x1b[39m"
+COLOR_MODES = ("auto", "always", "never")
+MIN_WIDTH = 20  # narrower than this, wrapping does more harm than good
 _WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass
+class Settings:
+    """What the command line chose for this run (`configure`)."""
+
+    color: str = "auto"
+    verbosity: int = 0  # -1 quiet, 0 normal, 1+ verbose
+
+
+settings = Settings()
+
+
+def configure(color: str = "auto", verbosity: int = 0) -> None:
+    """Set this run's colour mode (one of `COLOR_MODES`) and verbosity; `cli.main` calls it."""
+    settings.color = color if color in COLOR_MODES else "auto"
+    settings.verbosity = verbosity
+
+
+def quiet() -> bool:
+    return settings.verbosity < 0
+
+
+def verbose() -> bool:
+    return settings.verbosity > 0
 
 
 def out(text: str = "") -> None:
@@ -22,6 +68,18 @@ def out(text: str = "") -> None:
 
 def err(text: str) -> None:
     print(text, file=sys.stderr)
+
+
+def note(text: str) -> None:
+    """A remark on stderr (a degradation, a hint); dropped with ``-q``."""
+    if not quiet():
+        err(text)
+
+
+def detail(text: str) -> None:
+    """Extra information on stderr, shown only with ``-v``."""
+    if verbose():
+        err(text)
 
 
 def emit_json(value: Any) -> None:
@@ -49,35 +107,67 @@ def counts_delta(old: Mapping[str, int], new: Mapping[str, int]) -> str:
     return ", ".join(parts) or "no count changes"
 
 
-def table(rows: list, headers: list) -> str:
-    cells = [[str(c) for c in r] for r in [headers, *rows]]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-    return "\n".join(lines)
+# --------------------------------------------------------------------------- terminal
 
 
-def progress(verb: str) -> Optional[Callable[..., None]]:
-    """A ``(done, total, label="")`` callback that redraws one status line on stderr,
-    or None when stderr is not a terminal (logs and pipes get no progress noise)."""
-    if not sys.stderr.isatty():
+def _isatty(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def width(stream: Optional[IO[str]] = None) -> Optional[int]:
+    """The columns to fit output to: ``COLUMNS`` when it is a positive number, else the
+    terminal's width when ``stream`` (default stdout) is a terminal, else None (no limit)."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return max(int(columns), MIN_WIDTH)
+    if not _isatty(sys.stdout if stream is None else stream):
         return None
-
-    def report(done: int, total: int, label: str = "", *rest: Any) -> None:
-        sys.stderr.write(f"\r  {verb} {label + ' ' if label else ''}{done}/{total}\x1b[K")
-        if done >= total:
-            sys.stderr.write("\r\x1b[K")
-        sys.stderr.flush()
-
-    return report
+    return max(shutil.get_terminal_size().columns, MIN_WIDTH)
 
 
 def color_enabled(stream: IO[str]) -> bool:
-    """Whether to style output on ``stream``: a terminal, and NO_COLOR unset or empty
-    (https://no-color.org)."""
-    if os.environ.get("NO_COLOR"):
+    """Whether to style output on ``stream``: ``--color always``/``never`` decide; with
+    ``auto``, a terminal, ``NO_COLOR`` unset or empty (https://no-color.org), TERM not dumb."""
+    if settings.color != "auto":
+        return settings.color == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
         return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    return _isatty(stream)
+
+
+def paint(text: str, start: str, on: bool, end: str = "\x1b[0m") -> str:
+    """``text`` between ``start`` and ``end`` when ``on``; empty text stays empty."""
+    return f"{start}{text}{end}" if on and text else text
+
+
+def wrap(
+    text: str, indent: str = "", columns: Optional[int] = None, first: Optional[str] = None
+) -> List[str]:
+    """``text`` (one paragraph) as lines of at most ``columns`` characters, each starting
+    with ``indent`` (the first with ``first`` when given); words are never broken: a longer
+    word gets a line of its own. With ``columns`` None, one line."""
+    lead = indent if first is None else first
+    if columns is None:
+        return [lead + text]
+    lines = textwrap.wrap(
+        text,
+        width=max(columns, len(indent) + 10),
+        initial_indent=lead,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return lines or [lead.rstrip()]
+
+
+def say(text: str, indent: str = "  ", first: str = "") -> None:
+    """Print ``text`` wrapped to the terminal, later lines under ``indent`` (see `wrap`)."""
+    for line in wrap(text, indent, width(), first=first):
+        out(line)
 
 
 def mark_terms(text: str, query: str, style: bool) -> str:
@@ -95,3 +185,121 @@ def mark_terms(text: str, query: str, style: bool) -> str:
         return f"{BOLD}{word}{NORMAL}" if set(tokenize(word)) & terms else word
 
     return _WORD.sub(bold, safe)
+
+
+# --------------------------------------------------------------------------- tables
+
+MIN_COLUMN = 10  # a wrapped column never gets narrower than this (or its header)
+
+
+def table(
+    rows: Sequence[Sequence[Any]],
+    headers: Sequence[str],
+    *,
+    columns: Optional[int] = None,
+    optional: Sequence[int] = (),
+    wrap_cols: Sequence[int] = (),
+    numeric: Sequence[int] = (),
+    style: bool = False,
+) -> str:
+    """Rows under ``headers``, columns two spaces apart, every cell made `printable`.
+
+    To fit ``columns`` (None: no limit), the ``optional`` columns are dropped in the order
+    given until the table fits, then the ``wrap_cols`` are narrowed, widest first, and their
+    cells wrapped onto extra lines. ``numeric`` columns are right-aligned; ``style`` makes
+    the header bold.
+    """
+    cells = [[printable(c) for c in r] for r in rows]
+    head = [str(h) for h in headers]
+    natural = [max(len(r[i]) for r in [head, *cells]) for i in range(len(head))]
+    shown = list(range(len(head)))
+
+    def total() -> int:
+        return sum(widths[i] for i in shown) + 2 * (len(shown) - 1)
+
+    widths = list(natural)
+    if columns is not None:
+        for i in optional:
+            if total() <= columns:
+                break
+            shown.remove(i)
+        for i in sorted(wrap_cols, key=lambda c: -widths[c]):
+            excess = total() - columns
+            if excess <= 0 or i not in shown:
+                continue
+            floor = min(natural[i], max(len(head[i]), MIN_COLUMN))
+            widths[i] -= min(excess, widths[i] - floor)
+    lines: List[str] = []
+    for n, row in enumerate([head, *cells]):
+        parts = [_cell_lines(row[i], widths[i]) for i in shown]
+        for k in range(max(len(p) for p in parts)):
+            line = "  ".join(
+                _pad(p[k] if k < len(p) else "", widths[i], i in numeric)
+                for p, i in zip(parts, shown)
+            ).rstrip()
+            lines.append(paint(line, BOLD, style and n == 0, NORMAL))
+    return "\n".join(lines)
+
+
+def _cell_lines(text: str, limit: int) -> List[str]:
+    if len(text) <= limit:
+        return [text]
+    return textwrap.wrap(text, width=limit, break_long_words=True) or [""]
+
+
+def _pad(text: str, size: int, right: bool) -> str:
+    return text.rjust(size) if right else text.ljust(size)
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class Status:
+    """One status line on stderr, redrawn in place and cleared by `clear` (or on leaving a
+    ``with`` block). Silent when stderr is not a terminal or with ``-q``: logs and pipes get
+    no progress noise."""
+
+    def __init__(self, stream: Optional[IO[str]] = None) -> None:
+        self.stream = sys.stderr if stream is None else stream
+        self.active = _isatty(self.stream) and not quiet()
+        self.shown = False
+
+    def show(self, text: str) -> None:
+        if not self.active:
+            return
+        limit = (width(self.stream) or 80) - 1  # a wrapped status line cannot be redrawn
+        text = printable(text)
+        if len(text) > limit:
+            text = text[: limit - 1] + ELLIPSIS
+        self.stream.write(f"\r{text}\x1b[K")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+    def __enter__(self) -> Status:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.clear()
+
+
+def progress(
+    verb: str, status: Optional[Status] = None, label: Optional[Callable[..., str]] = None
+) -> Optional[Callable[..., None]]:
+    """A ``(done, total, name="")`` callback drawing ``  <verb> <done>/<total> · <label>`` on
+    ``status`` (default: a new one), or None when the status line is silent. ``label`` turns
+    the callback's arguments into the text after the count (default: ``name``)."""
+    status = status or Status()
+    if not status.active:
+        return None
+
+    def report(done: int, total: int, name: str = "", *rest: Any) -> None:
+        text = label(done, total, name) if label else name
+        status.show(f"  {verb} {done}/{total}{' · ' + text if text else ''}")
+
+    return report

@@ -5,14 +5,31 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, Sequence
 
-from boost_cli.commands.render import color_enabled, emit_json, err, mark_terms, out
+from boost_cli.commands.render import (
+    BOLD,
+    DIM,
+    NORMAL,
+    color_enabled,
+    detail,
+    emit_json,
+    err,
+    mark_terms,
+    note,
+    out,
+    paint,
+    say,
+    width,
+    wrap,
+)
 from boost_cli.core import records, registry, search
+from boost_cli.core.models import Hit
 from boost_cli.core.text import printable
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    keys = records.fields(args.fields) if args.fields else None
     opts = search.SearchOptions(
         query=" ".join(args.query),
         limit=args.limit,
@@ -25,35 +42,70 @@ def cmd_search(args: argparse.Namespace) -> int:
     )
     result = search.run(opts)
     taps = {t.name: t for t in registry.list_taps()}
-    if args.json:
-        emit_json([records.hit_record(h, taps) for h in result.hits])
-        for note in result.notes:
-            err(f"note: {note}")
+    for line in result.notes:
+        note(f"note: {printable(line)}")
+    if args.json or keys:
+        emit_json([records.hit_record(h, taps, keys or records.HIT_FIELDS) for h in result.hits])
         if args.explain:
             err(json.dumps(result.diagnostics, indent=2))
-        return 0
-    for note in result.notes:
-        err(f"note: {printable(note)}")
-    if not result.hits:
-        out(
-            f"No matches for {printable(repr(opts.query))}. Try other words, or 'boost tap --catalog --list' for more registries."
-        )
-    style = color_enabled(sys.stdout)
-    terms = " ".join([opts.query, *opts.keywords])
-    for rank, h in enumerate(result.hits, start=1):
-        out(f"{rank:2d}. {printable(h.entry.qualified_name)}  [{h.entry.kind}]  {h.score:.3f}")
-        if h.why:
-            out(f"    {mark_terms(h.why, terms, style)}")
-        if h.also_in:
-            more = f" (+{len(h.also_in) - 3} more)" if len(h.also_in) > 3 else ""
-            out(f"    also in: {printable(', '.join(h.also_in[:3]))}{more}")
+    else:
+        render_hits(result.hits, " ".join([opts.query, *opts.keywords]), args.explain)
+        if not result.hits:
+            out(
+                f"No matches for {printable(repr(opts.query))}. Try other words, or "
+                "'boost tap --catalog --list' for more registries."
+            )
         if args.explain:
+            out("")
+            for line in render_explain(result.diagnostics).splitlines():
+                say(line, " " * (len(line) - len(line.lstrip()) + 2))
+    detail(_summary(result.diagnostics))
+    return 1 if args.exit_status and not result.hits else 0
+
+
+def render_hits(hits: Sequence[Hit], terms: str, explain: bool = False) -> None:
+    """The shortlist for a person: rank, ``tap:name``, kind and match on one line, then the
+    reason and the copies, wrapped to the terminal and indented under the name."""
+    columns = width()
+    style = color_enabled(sys.stdout)
+    best = max((h.score for h in hits), default=0.0)
+    indent = "    "
+    for rank, h in enumerate(hits, start=1):
+        name = printable(h.entry.qualified_name)
+        head = f"{rank:2d}. {name}  [{h.entry.kind}]  {match(h.score, best)}"
+        for i, line in enumerate(wrap(head, indent, columns, first="")):
+            out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if i == 0 else line)
+        if h.why:
+            for line in wrap(printable(h.why), indent, columns):
+                out(mark_terms(line, terms, style))
+        if h.also_in:
+            n = len(h.also_in)
+            shown = ", ".join(h.also_in[:3]) + (f" (+{n - 3} more)" if n > 3 else "")
+            copies = f"same file also in {n} other place{'' if n == 1 else 's'}: {shown}"
+            for line in wrap(printable(copies), indent, columns):
+                out(paint(line, DIM, style, NORMAL))
+        if explain:
             ranks = ", ".join(f"{k} #{v}" for k, v in h.ranks.items())
-            out(f"    ranks: {ranks}  path: {printable(h.entry.path)}")
-    if args.explain:
-        out("")
-        out(render_explain(result.diagnostics))
-    return 0
+            text = f"ranks: {ranks}  score: {h.score:.3f}  path: {printable(h.entry.path)}"
+            for line in wrap(text, indent, columns):
+                out(line)
+
+
+def match(score: float, best: float) -> str:
+    """A hit's score as a labelled share of the best score in the list: ``match 87%``.
+    Raw scores (BM25 sums, fused ranks) have no fixed scale; the share reads the same
+    for every engine, and --explain and --json keep the raw number."""
+    share = round(100 * score / best) if best > 0 else 0
+    return f"match {max(min(share, 100), 0)}%"
+
+
+def _summary(d: Dict[str, Any]) -> str:
+    rr = d.get("rerank", {})
+    total = d.get("timings", {}).get("total_ms")
+    return (
+        f"engine {d.get('engine')}, {d.get('candidates')} candidates, rerank {rr.get('status')}"
+        + (f", {total:.0f} ms" if isinstance(total, (int, float)) else "")
+    )
 
 
 def render_explain(d: Dict[str, Any]) -> str:
@@ -62,8 +114,8 @@ def render_explain(d: Dict[str, Any]) -> str:
         source = (d.get("expansion") or {}).get("source", "caller")
         by = "from the LLM" if source == "llm" else "given"
         lines.append(f"keywords ({by}): {', '.join(d['keywords'])}")
-    for note in d.get("engine_notes", []):
-        lines.append(f"  degraded/hint: {note}")
+    for hint in d.get("engine_notes", []):
+        lines.append(f"  degraded/hint: {hint}")
     info = d.get("index") or {}
     if info.get("generated"):
         lines.append(f"index: generated {info['generated']}, {len(info.get('commits', {}))} taps")

@@ -3,26 +3,37 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, Dict, List
+import difflib
+import shlex
+import sys
+from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli.commands.render import (
+    Status,
+    color_enabled,
     counts_delta,
     counts_text,
+    detail,
     emit_json,
     err,
+    note,
     out,
     progress,
     short,
     table,
+    width,
 )
-from boost_cli.core import indexing, registry
+from boost_cli.core import gitutil, indexing, registry
 from boost_cli.core.errors import BoostError, UsageError
+from boost_cli.core.text import printable
 
 
 def cmd_tap(args: argparse.Namespace) -> int:
     if args.list and not args.catalog:
         raise UsageError("--list goes with --catalog", "run 'boost tap --catalog --list'")
     if args.catalog or args.defaults:
+        if args.category:
+            _check_category(args.category)
         regs = registry.select_registries(
             kind=args.type,
             category=args.category,
@@ -30,7 +41,7 @@ def cmd_tap(args: argparse.Namespace) -> int:
             defaults=args.defaults and not args.catalog,
         )
         if args.list:
-            return _list_catalog(regs, args.json)
+            return _list_catalog(regs, args)
         sources = [r["name"] for r in regs]
     else:
         if args.type or args.category or args.limit:
@@ -42,43 +53,79 @@ def cmd_tap(args: argparse.Namespace) -> int:
         )
     if args.name and len(sources) > 1:
         raise UsageError("--name needs exactly one SOURCE")
-    existing = {t.name for t in registry.list_taps()}
     failures = 0
     results: List[Dict[str, Any]] = []
     bulk = len(sources) > 1
-    for src in sources:
-        try:
-            info, scan = registry.add(src, name=args.name)
-        except BoostError as exc:
-            if bulk and "already exists" in exc.message:
-                out(f"skip  {src}: already tapped")
+    with Status() as status:
+        for i, src in enumerate(sources, start=1):
+            # A clone can take a while: say what is being fetched before it starts.
+            count = f" {i}/{len(sources)}" if bulk else ""
+            status.show(f"  tapping{count} · cloning {src}")
+            detail(f"cloning {printable(src)}")
+            try:
+                info, scan = registry.add(src, name=args.name)
+            except BoostError as exc:
+                status.clear()
+                if bulk and "already exists" in exc.message:
+                    out(f"skip  {printable(src)}: already tapped")
+                    continue
+                failures += 1
+                results.append({"source": src, "error": str(exc)})
+                if not bulk:
+                    raise
+                err(f"fail  {printable(src)}: {printable(exc)}")
                 continue
-            failures += 1
-            results.append({"source": src, "error": str(exc)})
-            if not bulk:
-                raise
-            err(f"fail  {src}: {exc}")
-            continue
-        existing.add(info.name)
-        results.append({**info.to_dict(), "warnings": len(scan.warnings)})
-        if not args.json:
-            warn = (
-                f" ({len(scan.warnings)} warnings: boost taps --warnings)" if scan.warnings else ""
-            )
-            out(f"Tapped {info.name} at {short(info.commit)}: {counts_text(info.counts)}{warn}")
+            status.clear()
+            results.append({**info.to_dict(), "warnings": len(scan.warnings)})
+            if not args.json:
+                warn = (
+                    f" ({len(scan.warnings)} warnings: boost taps --warnings)"
+                    if scan.warnings
+                    else ""
+                )
+                out(
+                    f"Tapped {printable(info.name)} at {short(info.commit)}: "
+                    f"{counts_text(info.counts)}{warn}"
+                )
+            _warn_uncommitted(info)
     tapped = sum(1 for r in results if "error" not in r)
     refreshed = _refresh(quiet=args.json) if tapped else None
     if args.json:
         emit_json(results)
-    if bulk and not args.json:
-        hint = "" if refreshed else "; run 'boost reindex' to index them"
-        out(f"{len(sources) - failures} of {len(sources)} sources tapped{hint}")
+    elif bulk:
+        if tapped == 0 and failures:
+            out(f"0 of {len(sources)} sources tapped — see the errors above")
+        else:
+            hint = "" if refreshed or not tapped else "; run 'boost reindex' to index them"
+            out(f"{len(sources) - failures} of {len(sources)} sources tapped{hint}")
     return 1 if failures else 0
+
+
+def _check_category(category: str) -> None:
+    """An unknown ``--category`` is a usage error naming the closest one, not an empty list."""
+    known = sorted({str(r.get("category", "")).lower() for r in registry.bundled_registries()})
+    if category.lower() in known:
+        return
+    close = difflib.get_close_matches(category.lower(), known, n=1)
+    fix = f"did you mean {close[0]!r}?" if close else f"choose from {', '.join(known)}"
+    raise UsageError(f"no catalog category {category!r}", fix)
+
+
+def _warn_uncommitted(info: registry.TapInfo) -> None:
+    """A local source's uncommitted edits are not in the tap (it clones commits): say so."""
+    changed = gitutil.uncommitted(info.url)
+    if changed:
+        note(
+            f"note: {printable(info.url)} has {changed} uncommitted change"
+            f"{'' if changed == 1 else 's'}, which the tap does not see — commit them, "
+            f"then run 'boost update {printable(info.name)}'"
+        )
 
 
 def _refresh(quiet: bool = False) -> bool:
     """Bring an existing search index up to date with the taps; False when there is none."""
-    report = indexing.refresh(progress=progress("indexing"))
+    with Status() as status:
+        report = indexing.refresh(progress=progress("indexing", status))
     if report is None:
         return False
     if report.built or report.removed:
@@ -88,8 +135,8 @@ def _refresh(quiet: bool = False) -> bool:
     return True
 
 
-def _list_catalog(regs: List[Dict[str, Any]], as_json: bool) -> int:
-    if as_json:
+def _list_catalog(regs: List[Dict[str, Any]], args: argparse.Namespace) -> int:
+    if args.json:
         emit_json(regs)
         return 0
     rows = [
@@ -102,11 +149,35 @@ def _list_catalog(regs: List[Dict[str, Any]], as_json: bool) -> int:
         ]
         for r in regs
     ]
-    out(table(rows, ["REGISTRY", "KIND", "CATEGORY", "~ITEMS", "DEFAULT"]))
     out(
-        f"\n{len(regs)} registries; tap them with 'boost tap --catalog' (filters: --type, --category, --limit)"
+        table(
+            rows,
+            ["REGISTRY", "KIND", "CATEGORY", "~ITEMS", "DEFAULT"],
+            columns=width(),
+            optional=(4,),
+            wrap_cols=(0, 2),
+            numeric=(3,),
+            style=color_enabled(sys.stdout),
+        )
     )
+    again = _catalog_command(args)
+    out(f"\n{len(regs)} registries; tap {'it' if len(regs) == 1 else 'them'} with '{again}'")
+    if again == "boost tap --catalog":
+        out("(narrow it down first with --type, --category or --limit)")
     return 0
+
+
+def _catalog_command(args: argparse.Namespace) -> str:
+    """The command that taps exactly the registries just listed (the same filters)."""
+    words = ["boost", "tap", "--defaults" if args.defaults and not args.catalog else "--catalog"]
+    for flag, value in (
+        ("--type", args.type),
+        ("--category", args.category),
+        ("--limit", args.limit),
+    ):
+        if value:
+            words += [flag, shlex.quote(str(value))]
+    return " ".join(words)
 
 
 def cmd_taps(args: argparse.Namespace) -> int:
@@ -123,20 +194,16 @@ def cmd_taps(args: argparse.Namespace) -> int:
     if not taps:
         out("No taps yet. Try 'boost tap --defaults' or 'boost tap OWNER/REPO'.")
         return 0
-    rows = []
-    for t in taps:
-        missing = "" if t.root.is_dir() else " (clone missing: boost untap + tap again)"
-        rows.append([t.name, short(t.commit), counts_text(t.counts), t.updated, t.source + missing])
-    out(table(rows, ["TAP", "COMMIT", "ITEMS", "UPDATED", "SOURCE"]))
+    out(taps_table(taps, width(), color_enabled(sys.stdout)))
     if args.warnings:
         for t in taps:
             if not t.root.is_dir():
                 continue
             warnings = registry.scan(t).warnings
             if warnings:
-                out(f"\n{t.name}: {len(warnings)} warnings")
+                out(f"\n{printable(t.name)}: {len(warnings)} warnings")
                 for w in warnings:
-                    out(f"  {w}")
+                    out(f"  {printable(w)}")
     else:
         n = sum(t.warnings for t in taps)
         if n:
@@ -144,27 +211,61 @@ def cmd_taps(args: argparse.Namespace) -> int:
     return 0
 
 
+def taps_table(taps: Sequence[registry.TapInfo], columns: Optional[int], style: bool) -> str:
+    """One row per tap; to fit a narrow terminal the date and commit columns go first, then
+    the source wraps."""
+    rows = []
+    for t in taps:
+        missing = "" if t.root.is_dir() else " (clone missing: boost untap + tap again)"
+        c = t.counts
+        rows.append(
+            [
+                t.name,
+                c.get("skill", 0),
+                c.get("rule", 0),
+                c.get("workflow", 0),
+                t.commit[:7] or "-",
+                t.updated[:10],
+                t.source + missing,
+            ]
+        )
+    headers = ["TAP", "SKILLS", "RULES", "WORKFLOWS", "COMMIT", "UPDATED", "SOURCE"]
+    return table(
+        rows,
+        headers,
+        columns=columns,
+        optional=(5, 4),
+        wrap_cols=(6, 0),
+        numeric=(1, 2, 3),
+        style=style,
+    )
+
+
 def cmd_untap(args: argparse.Namespace) -> int:
     for name in args.names:
         info = registry.remove(name)
-        out(f"Untapped {info.name}")
+        out(f"Untapped {printable(info.name)}")
     _refresh()
     return 0
 
 
 def cmd_update(args: argparse.Namespace) -> int:
-    results = registry.update(args.names)
+    with Status() as status:
+        status.show("  updating · fetching " + (", ".join(args.names) or "every tap"))
+        results = registry.update(args.names)
     failed = 0
     for r in results:
         if r.error:
             failed += 1
-            err(f"fail  {r.name}: {r.error}")
+            err(f"fail  {printable(r.name)}: {printable(r.error)}")
         elif r.old_commit == r.new_commit:
-            out(f"{r.name}: up to date at {short(r.new_commit)}")
+            out(f"{printable(r.name)}: up to date at {short(r.new_commit)}")
         else:
             out(
-                f"{r.name}: {short(r.old_commit)} → {short(r.new_commit)} ({counts_delta(r.old_counts, r.new_counts)})"
+                f"{printable(r.name)}: {short(r.old_commit)} → {short(r.new_commit)} ({counts_delta(r.old_counts, r.new_counts)})"
             )
+        if not r.error:
+            _warn_uncommitted(registry.get_tap(r.name))
     if not results:
         out("No taps to update.")
     if any(r.old_commit != r.new_commit for r in results if not r.error):

@@ -6,8 +6,9 @@
 - `weighted_minmax` — each engine's scores min-max normalised to [0, 1] over the results
   it returned, then ``Σ_e w_e · norm_e(d)`` (an engine that did not return ``d`` adds 0).
 - `collapse` — copies of one file (any key) merged into their best-ranked hit.
-- `fuse` — the entry-level pipeline the hybrid engine runs: copies become one candidate,
-  each engine's list is cut to ``depth``, fused, and merged back into hits.
+- `fuse` — the entry-level pipeline the hybrid engine runs: copies and near-duplicates
+  become one candidate (`fusion_keys`), each engine's list is cut to ``depth``, fused, and
+  merged back into hits.
 
 Both fusions break ties deterministically: higher score, then better (smaller) best rank,
 then id. Why RRF with k = 60 and depth 60 is the default: docs/dense.md (fusion sweep).
@@ -87,19 +88,37 @@ def weighted_minmax(
 
 
 def fusion_keys(per_engine: Mapping[str, Sequence[Hit]]) -> Dict[str, str]:
-    """Entry id → the key its hits are fused on: the file's content hash when any engine
-    knows it, else the entry id. BM25 returns one hit per distinct file (copies in
-    ``also_in``) and may pick another copy as its representative than the dense engine
-    does; keying on the content makes both engines' votes for one file add up."""
-    keys: Dict[str, str] = {}
+    """Entry id → the key its hits are fused on, so every engine's votes for one skill add
+    up and the fused list shows it once. Hits are one skill when they share a near-duplicate
+    group (`Hit.group`, from the index), a content hash (copies of one file: BM25 and the
+    dense engine may show different copies), or a listing key (`Entry.listing_key`: the
+    same name and description — for hits whose group is unknown). The key is the first
+    (in engine order, then rank) such id: a group, else a content hash, else an entry id."""
+    parent: Dict[str, str] = {}
+
+    def find(x: str) -> str:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(x: str, y: str) -> None:
+        rx, ry = find(x), find(y)
+        if rx != ry:
+            parent[ry] = rx  # the first seen stays the key
+
+    ids: Dict[str, str] = {}
     for hits in per_engine.values():
         for hit in hits:
-            if hit.content_hash and hit.entry.id not in keys:
-                keys[hit.entry.id] = hit.content_hash
-    for hits in per_engine.values():
-        for hit in hits:
-            keys.setdefault(hit.entry.id, hit.entry.id)
-    return keys
+            eid = hit.entry.id
+            own = ids.setdefault(eid, hit.group or hit.content_hash or eid)
+            for x in (own, hit.group, hit.content_hash, "\0" + hit.entry.listing_key):
+                if x:
+                    parent.setdefault(x, x)
+                    union(own, x)
+    return {eid: find(own) for eid, own in ids.items()}
 
 
 def collapse(hits: Sequence[Hit], key: Callable[[Hit], Optional[str]]) -> List[Hit]:

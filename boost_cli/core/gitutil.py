@@ -53,14 +53,16 @@ def safe_name(text: str) -> str:
     return name or "tap"
 
 
-def _name_from_path(path: str) -> str:
+def _name_from_path(path: str, owner: bool = True) -> str:
+    """``owner__repo`` from a URL's path; just the folder's name for a local repository
+    (``owner=False``: its parent folder is no owner, only noise in every result)."""
     parts = [p for p in re.split(r"[/\\]+", path.rstrip("/\\")) if p]
     if not parts:
         return "tap"
     last = parts[-1]
     if last.endswith(".git"):
         last = last[:-4]
-    if len(parts) >= 2:
+    if owner and len(parts) >= 2:
         return safe_name(f"{parts[-2]}__{last}")
     return safe_name(last)
 
@@ -94,7 +96,7 @@ def parse_source(source: str, cwd: Optional[Path] = None) -> Source:
         return Source(source, source, "ssh", _name_from_path(path.split("/", 1)[-1]))
     if lower.startswith("file://"):
         path = source[len("file://") :]
-        return Source(source, source, "file", _name_from_path(path))
+        return Source(source, source, "file", _name_from_path(path, owner=False))
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", source):
         scheme = source.split("://", 1)[0]
         raise SourceRefused(
@@ -112,7 +114,7 @@ def parse_source(source: str, cwd: Optional[Path] = None) -> Source:
                 f"run 'git init && git add -A && git commit -m init' in {source}",
             )
         resolved = local.resolve()
-        return Source(source, str(resolved), "local", _name_from_path(str(resolved)))
+        return Source(source, str(resolved), "local", _name_from_path(str(resolved), owner=False))
     m = _SCP_LIKE.match(source)
     if m:
         return Source(source, source, "ssh", _name_from_path(m.group("path")))
@@ -182,6 +184,20 @@ def clone(url: str, dest: Path, timeout: float = GIT_TIMEOUT) -> None:
 def head_commit(repo: Path) -> str:
     """The commit checked out in ``repo``."""
     return run_git(["rev-parse", "HEAD"], cwd=repo, timeout=30).strip()
+
+
+def uncommitted(url: str) -> int:
+    """How many files of the local repository ``url`` (a path or ``file://`` URL) have
+    changes no commit holds (a tap clones commits, so these are not in it); 0 for a remote
+    URL or a folder git cannot read. Read-only."""
+    path = Path(url[len("file://") :] if url.lower().startswith("file://") else url)
+    if not path.is_absolute() or not path.is_dir():
+        return 0
+    try:
+        status = run_git(["--no-optional-locks", "status", "--porcelain"], cwd=path, timeout=30)
+    except GitError:
+        return 0
+    return sum(1 for line in status.splitlines() if line.strip())
 
 
 def update(repo: Path, timeout: float = GIT_TIMEOUT) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from boost_cli.core import config, paths, registry
 from boost_cli.core.errors import ProviderError
@@ -40,24 +40,34 @@ def tap_sources(names: Sequence[str] = ()) -> List[TapSource]:
 
 
 def reindex(
+    sources: Optional[Sequence[TapSource]] = None,
     *,
     force: bool = False,
     force_taps: Sequence[str] = (),
     progress: Progress = None,
     workers: Optional[int] = None,
 ) -> BuildReport:
-    """Build the BM25 index for every tap: only taps whose commit changed are loaded and
-    redone; with nothing changed it reads the config and the manifest, and stats files.
-    ``workers``: at most this many worker processes (None: as the machine allows)."""
+    """Build the BM25 index for ``sources`` (default: `tap_sources()`): only taps whose
+    commit changed are loaded and redone; with nothing changed it reads the config and the
+    manifest, and stats files. ``workers``: at most this many worker processes (None: as
+    the machine allows)."""
     from boost_cli.core import index
 
     return index.build(
-        tap_sources(),
+        tap_sources() if sources is None else sources,
         force=force,
         force_taps=tuple(force_taps),
         progress=progress,
         workers=workers,
     )
+
+
+def indexed_commits() -> Dict[str, str]:
+    """Tap → the commit the BM25 index holds it at, from the manifest alone ({} when there
+    is no readable index)."""
+    from boost_cli.core import index
+
+    return index.indexed_commits()
 
 
 def refresh(progress: Progress = None) -> Optional[BuildReport]:

@@ -1,14 +1,16 @@
-"""Looking entries up by name across taps: one path for `boost show` and `boost_get_skill`."""
+"""Looking entries up by name across taps: one path for `boost show` and `boost_get_skill`,
+and the files of a skill's folder that ``boost_get_skill`` lists and reads."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from pathlib import Path
-from typing import List, Sequence, Tuple
+from pathlib import Path, PurePosixPath
+from typing import List, Optional, Sequence, Tuple
 
 from boost_cli.core import registry
-from boost_cli.core.errors import AmbiguousError, NoTapsError, NotFoundError
-from boost_cli.core.models import Entry, TapSnapshot
+from boost_cli.core.errors import AmbiguousError, NoTapsError, NotFoundError, UsageError
+from boost_cli.core.models import MAX_FILE_BYTES, Entry, TapSnapshot
 
 
 @dataclass(frozen=True)
@@ -81,3 +83,94 @@ def find(snapshots: Sequence[TapSnapshot], name: str) -> Tuple[TapSnapshot, Entr
 
 def _dup_name(matches: Sequence[Tuple[TapSnapshot, Entry]], entry: Entry) -> bool:
     return sum(1 for _, e in matches if e.qualified_name == entry.qualified_name) > 1
+
+
+# --------------------------------------------------------------------------- a skill's folder
+
+MAX_LISTED = 200  # files listed for one entry's folder
+
+
+def folder_of(found: Found) -> Optional[Path]:
+    """The folder whose files belong to the entry: a skill's folder (its SKILL.md links to
+    siblings such as ``editing.md`` or ``scripts/x.py``); None for a rule or a workflow,
+    whose folder holds other entries."""
+    if found.entry.kind != "skill":
+        return None
+    return found.snapshot.root / found.entry.rel_dir if found.entry.rel_dir else found.snapshot.root
+
+
+def folder_files(found: Found) -> Tuple[List[str], int]:
+    """The files of the entry's folder (POSIX paths relative to it, sorted, at most
+    `MAX_LISTED`) and how many there are in all. The scan's rules apply: ``.git`` and
+    ``node_modules`` are skipped, a symlinked folder is not entered, a symlinked file counts
+    only when it resolves to a regular file inside the folder."""
+    from boost_cli.core.catalog import SKIP_DIRS
+
+    folder = folder_of(found)
+    if folder is None:
+        return [PurePosixPath(found.entry.path).name], 1
+    real = os.path.realpath(folder)
+    files: List[str] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS and not os.path.islink(os.path.join(dirpath, d))
+        )
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full) and not (_inside(real, full) and os.path.isfile(full)):
+                continue
+            files.append(Path(full).relative_to(folder).as_posix())
+    return files[:MAX_LISTED], len(files)
+
+
+def read_in_folder(found: Found, rel: str) -> str:
+    """The text of the file ``rel`` (relative to the entry's folder; see `folder_files`).
+
+    Refused with UsageError: absolute paths, ``.``/``..`` parts, ``.git`` and
+    ``node_modules``, a path through a symlinked folder, a symlink that leads out of the
+    folder, binary files and files over 1 MB. NotFoundError when there is no such file."""
+    from boost_cli.core.catalog import SKIP_DIRS
+
+    folder = folder_of(found)
+    own = PurePosixPath(found.entry.path).name
+    if folder is None:
+        if rel == own:
+            return found.text
+        raise UsageError(
+            f"a {found.entry.kind} has no other files to read",
+            f"leave out the file to get {own}",
+        )
+    parts = rel.split("/")
+    fix = "give a path inside the skill's folder, as its file list shows it"
+    if (
+        not rel
+        or "\x00" in rel
+        or "\\" in rel
+        or rel.startswith("/")
+        or any(p in ("", ".", "..") or p in SKIP_DIRS for p in parts)
+    ):
+        raise UsageError(f"refusing file {rel!r}: it is not a plain path inside the folder", fix)
+    for depth in range(1, len(parts)):
+        sub = folder.joinpath(*parts[:depth])
+        if sub.is_symlink():
+            raise UsageError(f"refusing file {rel!r}: it goes through a symlinked folder", fix)
+    path = folder.joinpath(*parts)
+    if not path.exists() and not path.is_symlink():
+        raise NotFoundError(f"no file {rel!r} in the folder of {found.entry.qualified_name}", fix)
+    if path.is_symlink() and not _inside(os.path.realpath(folder), str(path)):
+        raise UsageError(f"refusing file {rel!r}: it is a symlink out of the folder", fix)
+    if not path.is_file():
+        raise UsageError(f"{rel!r} is not a file", fix)
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise UsageError(f"refusing file {rel!r}: larger than 1 MB", fix)
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise UsageError(f"refusing file {rel!r}: a binary file", fix)
+    return data.decode("utf-8", errors="replace")
+
+
+def _inside(root_real: str, path: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root_real or real.startswith(root_real + os.sep)

@@ -122,6 +122,7 @@ class ToolSpec:
     input_schema: Mapping[str, Any]
     output_schema: Optional[Mapping[str, Any]] = None
     title: Optional[str] = None
+    annotations: Optional[Mapping[str, Any]] = None  # hints: readOnlyHint, openWorldHint...
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"name": self.name}
@@ -131,6 +132,8 @@ class ToolSpec:
         d["inputSchema"] = copy.deepcopy(dict(self.input_schema))
         if self.output_schema is not None:
             d["outputSchema"] = copy.deepcopy(dict(self.output_schema))
+        if self.annotations:
+            d["annotations"] = dict(self.annotations)
         return d
 
 
@@ -148,6 +151,7 @@ class Registry:
         handler: Handler,
         output_schema: Optional[Mapping[str, Any]] = None,
         title: Optional[str] = None,
+        annotations: Optional[Mapping[str, Any]] = None,
     ) -> ToolSpec:
         """Add a tool; raises `ToolRegistrationError` for a duplicate name or a bad schema.
 
@@ -176,6 +180,7 @@ class Registry:
             input_schema=copy.deepcopy(dict(input_schema)),
             output_schema=None if output_schema is None else copy.deepcopy(dict(output_schema)),
             title=title,
+            annotations=None if annotations is None else dict(annotations),
         )
         self._tools[name] = (spec, handler)
         return spec
@@ -187,11 +192,14 @@ class Registry:
         input_schema: Mapping[str, Any],
         output_schema: Optional[Mapping[str, Any]] = None,
         title: Optional[str] = None,
+        annotations: Optional[Mapping[str, Any]] = None,
     ) -> Callable[[H], H]:
         """Decorator form of `register`; returns the handler unchanged."""
 
         def decorate(handler: H) -> H:
-            self.register(name, description, input_schema, handler, output_schema, title)
+            self.register(
+                name, description, input_schema, handler, output_schema, title, annotations
+            )
             return handler
 
         return decorate

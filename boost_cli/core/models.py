@@ -6,11 +6,13 @@ They stay frozen dataclasses until the edge, where `to_dict()` turns them into J
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 KINDS = ("skill", "rule", "workflow")
+_NON_WORD = re.compile(r"[^\w]+")
 ENGINES = ("lexical", "bm25", "dense", "hybrid")  # the retrievers `retrieval.get_retriever` offers
 
 
@@ -40,6 +42,13 @@ class Entry:
         """What users type: ``tap:name``."""
         return f"{self.tap}:{self.name}"
 
+    @property
+    def listing_key(self) -> str:
+        """The entry as a list shows it, normalised (case, punctuation and white space
+        folded): ``name|description``. Entries with one key look like one skill, so a
+        shortlist shows at most one of them (the index groups them)."""
+        return f"{_normalised(self.name)}|{_normalised(self.description)}"
+
     def to_dict(self) -> Dict[str, Any]:
         return {
             "name": self.name,
@@ -62,6 +71,10 @@ class Entry:
             path=str(d["path"]),
             meta=dict(d.get("meta") or {}),
         )
+
+
+def _normalised(text: str) -> str:
+    return " ".join(_NON_WORD.sub(" ", text.casefold()).split())
 
 
 @dataclass(frozen=True)
@@ -91,8 +104,11 @@ class Hit:
 
     ``snippet`` is the best-matching passage; ``why`` a one-line justification (from
     the reranker, else derived from the snippet); ``also_in`` lists the ``tap:name``s of
-    byte-identical copies collapsed into this hit; ``ranks`` maps engine name to the
-    1-based rank that engine gave (for --explain).
+    the copies collapsed into this hit (byte-identical files, and near-duplicates: the
+    same skill copied with small edits); ``ranks`` maps engine name to the 1-based rank
+    that engine gave (for --explain). ``group`` names the near-duplicate group the index
+    put the file in (the SHA-256 of the group's first file; a file alone: its own hash),
+    so engines and fusion count a group once; None when unknown.
     """
 
     entry: Entry
@@ -102,6 +118,7 @@ class Hit:
     also_in: Tuple[str, ...] = ()
     ranks: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
     content_hash: Optional[str] = None
+    group: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         d = self.entry.to_dict()

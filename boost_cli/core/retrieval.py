@@ -14,7 +14,7 @@ clean slate by making a new one.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -32,6 +32,7 @@ from typing import (
 from boost_cli.core import config, fusion, index, lexical, paths
 from boost_cli.core.errors import BoostError, IndexUnavailable, ProviderError, UsageError
 from boost_cli.core.models import ENGINES, Entry, Hit, TapSnapshot, content_hash
+from boost_cli.core.tokenize import query_weights
 
 if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.dense import DenseIndex
@@ -143,7 +144,8 @@ class LexicalRetriever:
 
 
 class BM25Retriever:
-    """The persisted BM25 index (`index.IndexReader`)."""
+    """The persisted BM25 index (`index.IndexReader`): the task and the keywords are
+    weighed apart, and near-duplicates come back as one hit."""
 
     name = "bm25"
 
@@ -158,8 +160,10 @@ class BM25Retriever:
         taps: Optional[Sequence[str]] = None,
         keywords: Sequence[str] = (),
     ) -> Retrieved:
-        text = with_keywords(text, keywords)
-        return Retrieved(self.reader.query(text, k=k, kind=kind, taps=taps))
+        # Task words on the query stoplist weigh less; keyword terms weigh a little less
+        # than the task's own (`tokenize.query_weights`; measured: docs/benchmarks.md).
+        weights = query_weights(text, keywords)
+        return Retrieved(self.reader.query(k=k, kind=kind, taps=taps, weights=weights))
 
 
 class DenseRetriever:
@@ -185,7 +189,9 @@ class DenseRetriever:
 class HybridRetriever:
     """BM25 and dense fused at entry level (`fusion.fuse`). When the dense half cannot
     answer (provider down, store from another model) the query degrades to BM25's
-    ranking and says why in its notes."""
+    ranking and says why in its notes. ``groups`` maps file hashes to the index's
+    near-duplicate groups (`index.IndexReader.group_keys`), so a dense hit on one copy of a
+    skill fuses with BM25's hit on another."""
 
     name = "hybrid"
 
@@ -198,6 +204,7 @@ class HybridRetriever:
         rrf_k: int = fusion.RRF_K,
         weights: Optional[Mapping[str, float]] = None,
         depth: int = fusion.DEPTH,
+        groups: Optional[Callable[[Sequence[str]], Mapping[str, str]]] = None,
     ) -> None:
         if method not in fusion.METHODS:
             raise UsageError(
@@ -209,6 +216,7 @@ class HybridRetriever:
         self.rrf_k = rrf_k
         self.weights = dict(weights if weights is not None else fusion.DEFAULT_WEIGHTS)
         self.depth = depth
+        self.groups = groups
 
     def query(
         self,
@@ -227,7 +235,7 @@ class HybridRetriever:
             notes.append(f"dense skipped: {exc}")
             semantic = Retrieved([])
         notes.extend(semantic.notes)
-        per_engine = {"bm25": lexical.hits, "dense": semantic.hits}
+        per_engine = {"bm25": lexical.hits, "dense": self._grouped(semantic.hits)}
         hits = fusion.fuse(
             per_engine,
             k,
@@ -237,6 +245,18 @@ class HybridRetriever:
             depth=self.depth,
         )
         return Retrieved(hits, tuple(notes))
+
+    def _grouped(self, hits: List[Hit]) -> List[Hit]:
+        """``hits`` with the index's group of each file whose hash the index knows."""
+        hashes = [h.content_hash for h in hits if h.content_hash and h.group is None]
+        if self.groups is None or not hashes:
+            return hits
+        known = self.groups(hashes)
+        out = []
+        for h in hits:
+            group = known.get(h.content_hash) if h.content_hash and h.group is None else None
+            out.append(replace(h, group=group) if group else h)
+        return out
 
 
 # --------------------------------------------------------------------------- the choice
@@ -309,7 +329,7 @@ def get_retriever(
     if engine == "lexical":
         return RetrieverChoice(lexical(), [], {"engine": "lexical"})
     notes: List[str] = []
-    bm25: Optional[Retriever] = None
+    bm25: Optional[BM25Retriever] = None
     info: Dict[str, Any] = {}
     try:
         reader = engines.index_reader()
@@ -356,7 +376,7 @@ def _index_info(
 
 
 def _dense(
-    engine: Optional[str], bm25: Optional[Retriever], engines: Engines, notes: List[str]
+    engine: Optional[str], bm25: Optional[BM25Retriever], engines: Engines, notes: List[str]
 ) -> Optional[RetrieverChoice]:
     """Hybrid/dense when the dense store is ready; None (auto) or an error (explicit) otherwise."""
     if engine is None and not paths.vectors_path().exists():
@@ -376,4 +396,5 @@ def _dense(
         if engine == "hybrid":
             raise IndexUnavailable("hybrid search needs the BM25 index too", REINDEX)
         return None
-    return RetrieverChoice(HybridRetriever(bm25, dense_r), notes, {"dense": status.info})
+    hybrid = HybridRetriever(bm25, dense_r, groups=bm25.reader.group_keys)
+    return RetrieverChoice(hybrid, notes, {"dense": status.info})

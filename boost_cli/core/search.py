@@ -167,15 +167,15 @@ def pool_size(opts: SearchOptions) -> int:
 
 
 def interleave(first: Sequence[Hit], second: Sequence[Hit], size: int) -> List[Hit]:
-    """``first`` and ``second`` taken in turn (first's hit first), each file once (by content
-    hash, else entry id), at most ``size`` hits."""
+    """``first`` and ``second`` taken in turn (first's hit first), each skill once (by its
+    near-duplicate group, else content hash, else entry id), at most ``size`` hits."""
     out: List[Hit] = []
     seen = set()
     for pair in itertools.zip_longest(first, second):
         for hit in pair:
             if hit is None:
                 continue
-            key = hit.content_hash or hit.entry.id
+            key = hit.group or hit.content_hash or hit.entry.id
             if key not in seen:
                 seen.add(key)
                 out.append(hit)

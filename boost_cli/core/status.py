@@ -1,15 +1,20 @@
-"""What boost can do on this machine right now: the state `boost doctor` reports and the
-per-tap index freshness `boost_list_taps` shows, collected once for both."""
+"""What boost can do on this machine right now: the state `boost doctor` reports (versions,
+home and disk use, config, taps, index, dense store, LLM, gh) and the per-tap index freshness
+`boost_list_taps` shows, collected once for both."""
 
 from __future__ import annotations
 
 import os
+import platform
 import shutil
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from boost_cli import __version__
 from boost_cli.core import dense, paths, registry, retrieval
-from boost_cli.core.errors import IndexUnavailable
+from boost_cli.core.errors import ConfigError, IndexUnavailable
 
 
 @dataclass(frozen=True)
@@ -47,15 +52,28 @@ def tap_rows(taps: Sequence[registry.TapInfo], state: IndexState) -> List[Dict[s
 
 
 def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
-    """Everything `boost doctor` reports, with a ``fixes`` list of what to do about it."""
-    report: Dict[str, Any] = {"home": str(paths.boost_home())}
-    taps = registry.list_taps()
+    """Everything `boost doctor` reports, with a ``fixes`` list of what to do about it.
+    An unreadable config is reported (``config``) and a fix given, never raised."""
+    home = paths.boost_home()
+    report: Dict[str, Any] = {
+        "boost": __version__,
+        "python": f"{platform.python_version()} ({sys.executable})",
+        "home": str(home),
+        "disk": disk_use(home),
+    }
+    fixes: List[str] = []
+    try:
+        taps = registry.list_taps()
+        report["config"] = {"status": "ok"}
+    except ConfigError as exc:
+        taps = []
+        report["config"] = {"status": "unreadable", "reason": str(exc)}
+        fixes.append(f"config unreadable: {exc}")
     report["taps"] = [
         {"name": t.name, "commit": t.commit, "counts": t.counts, "clone": t.root.is_dir()}
         for t in taps
     ]
-    fixes: List[str] = []
-    if not taps:
+    if not taps and report["config"]["status"] == "ok":
         fixes.append("no taps: run 'boost tap --defaults'")
     missing = [t.name for t in taps if not t.root.is_dir()]
     if missing:
@@ -79,17 +97,7 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         }
         if stale:
             fixes.append("index out of date: run 'boost reindex'")
-    st = (engines or retrieval.Engines()).dense_index().status()
-    report["dense"] = {
-        "ready": st.ready,
-        "exists": st.exists,
-        "reason": st.reason,
-        "fix": st.fix,
-        "info": st.info,
-    }
-    backend, note = dense.backend_status()
-    report["dense"]["backend"] = backend
-    report["dense"]["backend_note"] = note
+    report["dense"] = _dense(engines)
     report["llm"] = {
         "anthropic_api_key": bool(os.environ.get("ANTHROPIC_API_KEY")),
         "claude_cli": shutil.which("claude") is not None,
@@ -97,3 +105,55 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
     report["gh_cli"] = shutil.which("gh") is not None
     report["fixes"] = fixes
     return report
+
+
+def _dense(engines: Optional[retrieval.Engines]) -> Dict[str, Any]:
+    backend, note = dense.backend_status()
+    try:
+        st = (engines or retrieval.Engines()).dense_index().status()
+    except ConfigError as exc:  # the embed settings live in the unreadable config
+        return {
+            "ready": False,
+            "exists": False,
+            "reason": str(exc),
+            "fix": None,
+            "info": {},
+            "backend": backend,
+            "backend_note": note,
+        }
+    return {
+        "ready": st.ready,
+        "exists": st.exists,
+        "reason": st.reason,
+        "fix": st.fix,
+        "info": st.info,
+        "backend": backend,
+        "backend_note": note,
+    }
+
+
+def disk_use(home: Path) -> Dict[str, int]:
+    """Bytes under ``home`` in total and per top-level folder or file (symlinks not
+    followed; files that vanish meanwhile are skipped); empty when there is no home yet."""
+    parts: Dict[str, int] = {}
+    if not home.is_dir():
+        return {}
+    for child in sorted(home.iterdir()):
+        parts[child.name] = _size(child)
+    return {"total": sum(parts.values()), **parts}
+
+
+def _size(path: Path) -> int:
+    try:
+        if path.is_symlink() or not path.is_dir():
+            return path.lstat().st_size
+    except OSError:
+        return 0
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                continue  # removed while we walked
+    return total

@@ -23,11 +23,19 @@ term ("" when dropped).
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, List
+from typing import Dict, FrozenSet, List, Sequence
 
 from boost_cli.core.stem import stem
 
-__all__ = ["MAX_TOKEN_LEN", "STOPWORDS", "tokenize"]
+__all__ = [
+    "KEYWORD_WEIGHT",
+    "MAX_TOKEN_LEN",
+    "QUERY_STOPWORDS",
+    "QUERY_STOP_WEIGHT",
+    "STOPWORDS",
+    "query_weights",
+    "tokenize",
+]
 
 MAX_TOKEN_LEN = 40
 
@@ -126,4 +134,84 @@ def tokenize(text: str) -> List[str]:
                 j = n if m is None else m.end()
         out.extend(_tokenize_piece(text[i:j]))
         i = j
+    return out
+
+
+# --------------------------------------------------------------------------- query weights
+
+# Query side only: the SMART / MySQL full-text stopword list (543 words; the 47 with an
+# apostrophe can never be a raw token and are left out). It holds the conversational
+# filler of task descriptions ("help me figure out", "keeps", "really", "got") that the
+# index-side `STOPWORDS` keeps on purpose: such words are rare in skill files, so their
+# idf is high and they would outweigh the task's real terms. Measured: docs/benchmarks.md.
+_QUERY_STOPWORD_TEXT = """
+    able about above according accordingly across actually after afterwards again against
+    all allow allows almost alone along already also although always am among amongst an and
+    another any anybody anyhow anyone anything anyway anyways anywhere apart appear appreciate
+    appropriate are around as aside ask asking associated at available away awfully be became
+    because become becomes becoming been before beforehand behind being believe below beside
+    besides best better between beyond both brief but by came can cannot cant cause causes
+    certain certainly changes clearly co com come comes concerning consequently consider
+    considering contain containing contains corresponding could course currently definitely
+    described despite did different do does doing done down downwards during each edu eg
+    eight either else elsewhere enough entirely especially et etc even ever every everybody
+    everyone everything everywhere ex exactly example except far few fifth first five followed
+    following follows for former formerly forth four from further furthermore get gets getting
+    given gives go goes going gone got gotten greetings had happens hardly has have having he
+    hello help hence her here hereafter hereby herein hereupon hers herself hi him himself
+    his hither hopefully how howbeit however ie if ignored immediate in inasmuch inc indeed
+    indicate indicated indicates inner insofar instead into inward is it its itself just
+    keep keeps kept know known knows last lately later latter latterly least less lest let
+    like liked likely little look looking looks ltd mainly many may maybe me mean meanwhile
+    merely might more moreover most mostly much must my myself name namely nd near nearly
+    necessary need needs neither never nevertheless new next nine no nobody non none noone
+    nor normally not nothing novel now nowhere obviously of off often oh ok okay old on once
+    one ones only onto or other others otherwise ought our ours ourselves out outside over
+    overall own particular particularly per perhaps placed please plus possible presumably
+    probably provides que quite qv rather rd re really reasonably regarding regardless regards
+    relatively respectively right said same saw say saying says second secondly see seeing
+    seem seemed seeming seems seen self selves sensible sent serious seriously seven several
+    shall she should since six so some somebody somehow someone something sometime sometimes
+    somewhat somewhere soon sorry specified specify specifying still sub such sup sure take
+    taken tell tends th than thank thanks thanx that thats the their theirs them themselves
+    then thence there thereafter thereby therefore therein theres thereupon these they think
+    third this thorough thoroughly those though three through throughout thru thus to together
+    too took toward towards tried tries truly try trying twice two un under unfortunately
+    unless unlikely until unto up upon us use used useful uses using usually value various
+    very via viz vs want wants was way we welcome well went were what whatever when whence
+    whenever where whereafter whereas whereby wherein whereupon wherever whether which while
+    whither who whoever whole whom whose why will willing wish with within without wonder
+    would yes yet you your yours yourself yourselves zero
+"""
+QUERY_STOPWORDS: FrozenSet[str] = frozenset(_QUERY_STOPWORD_TEXT.split())
+QUERY_STOP_WEIGHT = 0.25  # a task word on the query stoplist keeps this much of its weight
+KEYWORD_WEIGHT = 0.7  # a keyword term the task does not contain, per occurrence
+
+
+def query_weights(text: str, keywords: Sequence[str] = ()) -> Dict[str, float]:
+    """Term → weight for a query: the task ``text`` and the caller's ``keywords``.
+
+    - Each task term counts 1 per occurrence, or `QUERY_STOP_WEIGHT` when its raw
+      lowercased word is in `QUERY_STOPWORDS` — unless every task word is (then all count 1).
+    - Each keyword term adds `KEYWORD_WEIGHT` per occurrence when the task does not
+      contain it, and 1 when it does (as if the keyword were appended to the task).
+
+    >>> query_weights("help me test the app", ["jest"])
+    {'help': 0.25, 'test': 1.0, 'app': 1.0, 'jest': 0.7}
+    """
+    lookup = _CACHE.__getitem__
+    task = [
+        (term, raw in QUERY_STOPWORDS)
+        for raw in _TOKEN_RE.findall(text.lower())
+        for term in (lookup(raw),)
+        if term
+    ]
+    soften = not all(stop for _, stop in task)
+    out: Dict[str, float] = {}
+    for term, stop in task:
+        out[term] = out.get(term, 0.0) + (QUERY_STOP_WEIGHT if stop and soften else 1.0)
+    in_task = set(out)
+    for phrase in keywords:
+        for term in tokenize(phrase):
+            out[term] = out.get(term, 0.0) + (1.0 if term in in_task else KEYWORD_WEIGHT)
     return out

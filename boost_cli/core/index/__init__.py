@@ -9,14 +9,15 @@ the files, the design and its measured costs are in docs/index-format.md.
 Modules, in the order data flows through them:
 
 - `layout`: file names, magic numbers, format version, damage errors
-- `params`: `IndexParams` (k1, b, chunk sizes, aggregation)
+- `params`: `IndexParams` (k1, b, chunk sizes, aggregation, field score, collapse)
 - `container`: the file format every data file shares (header, TOC, checked sections)
 - `contents` → `postings` → `segment`: one tap's files read, deduplicated and chunked,
   inverted into a hash-bucketed term dictionary, and packed into a segment (and read back)
-- `merge`: the cross-tap file (copies, N, avgdl, chunk → content)
+- `neardup`: near-duplicate signatures (listing keys, MinHash sketches) and groups
+- `merge`: the cross-tap file (copies, N, avgdl, chunk → content, groups)
 - `manifest`, `builder`: the incremental, atomic `build`
 - `generation`: one generation opened for queries
-- `ranking` → `hits`: BM25 scores, top-k contents, hits with snippets
+- `ranking` → `hits`: BM25 scores (chunks and entry fields), top-k groups, hits
 - `reader`: `IndexReader` and `open_index`
 """
 
@@ -24,11 +25,13 @@ from __future__ import annotations
 
 from boost_cli.core.index.builder import BuildReport, TapSource, build
 from boost_cli.core.index.layout import FORMAT_VERSION, MANIFEST, SEGMENTS
-from boost_cli.core.index.params import AGGREGATIONS, IndexParams
+from boost_cli.core.index.manifest import indexed_commits
+from boost_cli.core.index.params import AGGREGATIONS, COLLAPSE, IndexParams
 from boost_cli.core.index.reader import IndexReader, open_index
 
 __all__ = [
     "AGGREGATIONS",
+    "COLLAPSE",
     "FORMAT_VERSION",
     "MANIFEST",
     "SEGMENTS",
@@ -37,5 +40,6 @@ __all__ = [
     "IndexReader",
     "TapSource",
     "build",
+    "indexed_commits",
     "open_index",
 ]

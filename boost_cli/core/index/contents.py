@@ -1,6 +1,7 @@
 """What a tap's files become in its segment: distinct contents (byte-identical files are
-indexed once; their entries share the content) and each content's chunks with the terms
-they are scored by, and the byte range a snippet is read back from.
+indexed once; their entries share the content) with their entry field ("name.
+description") and near-duplicate signature, and each content's chunks with the terms they
+are scored by, and the byte range a snippet is read back from.
 
 The first step of a segment build (`segment.segment_bytes`): read, dedupe by content
 hash, chunk; `postings` inverts what this step yields.
@@ -12,14 +13,15 @@ import hashlib
 import zlib
 from array import array
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from boost_cli.core.index.layout import KIND_BITS, NO_SPAN
+from boost_cli.core.index.neardup import key_hash, names_of
 from boost_cli.core.index.params import IndexParams
 from boost_cli.core.models import MAX_FILE_BYTES, Entry
 from boost_cli.core.tokenize import tokenize
 
-_DL_MAX = 0xFFFF  # chunk_dl is u16
+DL_MAX = 0xFFFF  # chunk_dl and field_dl are u16
 
 
 class ChunkRow(NamedTuple):
@@ -57,9 +59,16 @@ def byte_spans(text: str, spans: Sequence[Tuple[int, int]]) -> List[Tuple[int, i
     return out
 
 
-def chunk_file(
-    entry: Entry, data: bytes, tap: str, params: IndexParams, prefix: bool
-) -> List[ChunkRow]:
+class Chunked(NamedTuple):
+    """A file chunked: its chunks, and the terms of its body for its sketch (`neardup`):
+    the chunks' own terms one after the other (no prefix; the overlaps only repeat
+    shingles, so the body is not tokenized a second time)."""
+
+    rows: List[ChunkRow]
+    body_terms: List[str]
+
+
+def chunk_file(entry: Entry, data: bytes, tap: str, params: IndexParams, prefix: bool) -> Chunked:
     """The chunks of the file ``entry`` names, whose bytes are ``data``.
 
     With ``prefix`` every chunk's terms start with those of its context prefix (name,
@@ -93,8 +102,10 @@ def chunk_file(
     spans = byte_spans(text, [(s, e) for s, e, _, _ in chunks]) if valid else None
     prefixes: Dict[Tuple[str, ...], List[str]] = {}
     rows = []
+    body_terms: List[str] = []
     for n, (start, end, heading, score_text) in enumerate(chunks):
         terms = tokenize(score_text)
+        body_terms += terms
         if prefix:
             head = prefixes.get(heading)
             if head is None:
@@ -107,12 +118,14 @@ def chunk_file(
             rows.append(ChunkRow(start, end, bs, be, zlib.crc32(head_bytes[bs:be]), terms))
         else:
             rows.append(ChunkRow(start, end, NO_SPAN, NO_SPAN, 0, terms))
-    return rows
+    return Chunked(rows, body_terms)
 
 
 class ContentTable:
-    """A tap's distinct files in path order: per content its SHA-256, entries, kinds and
-    its file's size and CRC32 (the check a snippet read makes)."""
+    """A tap's distinct files in path order: per content its SHA-256, entries, kinds, its
+    file's size and CRC32 (the check a snippet read makes), the terms of its entry field
+    ("name. description" of its first entry, full description), its names, the hashes of
+    its entries' listing keys and its body sketch (`neardup`)."""
 
     def __init__(self) -> None:
         self.ids: Dict[bytes, int] = {}  # SHA-256 → content id
@@ -120,6 +133,10 @@ class ContentTable:
         self.entries: List[List[Dict[str, Any]]] = []
         self.records: List[Dict[str, Any]] = []
         self.kinds = bytearray()
+        self.field_terms: List[List[str]] = []
+        self.names: List[str] = []
+        self.keys: List[Set[bytes]] = []
+        self.sketches: List[bytes] = []  # set by the segment build once the file is chunked
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -133,12 +150,16 @@ class ContentTable:
         if j is not None:
             self.entries[j].append(entry.to_dict())
             self.kinds[j] |= KIND_BITS.get(entry.kind, 0)
+            self.keys[j].add(key_hash(entry.listing_key))
             return None
         j = self.ids[digest] = len(self.hashes)
         self.hashes.append(digest)
         self.entries.append([entry.to_dict()])
         self.kinds.append(KIND_BITS.get(entry.kind, 0))
         self.records.append({"size": len(data), "crc32": zlib.crc32(data)})
+        self.field_terms.append(tokenize(f"{entry.name}. {entry.description}"))
+        self.names.append(names_of(entry.name, entry.path))
+        self.keys.append({key_hash(entry.listing_key)})
         return j
 
 
@@ -159,6 +180,6 @@ class ChunkTable:
         """Append the chunks of ``content`` (the next content: contents come in order)."""
         for row in rows:
             self.content.append(content)
-            self.dl.append(min(len(row.terms), _DL_MAX))
+            self.dl.append(min(len(row.terms), DL_MAX))
             self.span.extend((row.start, row.end, row.byte_start, row.byte_end, row.crc32))
         self.content_first.append(len(self.dl))

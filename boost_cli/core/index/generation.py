@@ -1,5 +1,6 @@
 """One generation of the index opened for queries: the manifest it was opened from, the
-merge arrays, the segments, and per chunk the BM25 tf-part row for its length.
+merge arrays, the segments, per chunk (and per entry field) the BM25 tf-part row for its
+length, and the near-duplicate groups.
 
 A build never changes a generation's files; it writes a new generation and switches the
 manifest. `reader.IndexReader` notices the switch and opens the new one.
@@ -7,6 +8,7 @@ manifest. `reader.IndexReader` notices the switch and opens the new one.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -76,6 +78,8 @@ class Generation:
             self.copies: Dict[int, List[int]] = {
                 int(k): [int(x) for x in v] for k, v in meta["copies"].items()
             }
+            self.field_n = int(meta["field"]["contents"])
+            self.field_avgdl = float(meta["field"]["avgdl"])
             self.content_base = [int(t["content_base"]) for t in taps]
             self.chunk_base = [int(t["chunk_base"]) for t in taps]
             self.has_dead = [int(t["dead_chunks"]) > 0 for t in taps]
@@ -111,6 +115,11 @@ class Generation:
         self.seg_live = [self.chunk_live[base:end] for base, end in zip(self.chunk_base, ends)]
         self._rowref: Optional[List[List[_TfRow]]] = None
         self._rowref_key = (-1.0, -1.0)
+        self._field_rows: Optional[List[_TfRow]] = None
+        self._field_key = (-1.0, -1.0)
+        self._live: Optional[bytes] = None
+        self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
+        self._by_hash: Optional[Dict[str, int]] = None
 
     def close(self) -> None:
         for c in self._open:
@@ -123,16 +132,85 @@ class Generation:
         Built on the first query and kept while k1 and b stay the same.
         """
         if self._rowref is None or self._rowref_key != (k1, b):
-            dl = self.merge.ints("chunk_dl", "H")
-            if len(dl) != len(self.chunk_content):
-                raise damaged(f"{self.merge.path.name}: tables disagree")
-            rows = _Rows(self.avgdl, k1, b)
+            rows = self._length_rows("chunk_dl", len(self.chunk_content), self.avgdl, k1, b)
             self._rowref = [
-                list(map(rows.__getitem__, dl[base : base + n]))
-                for base, n in zip(self.chunk_base, self.seg_chunks)
+                rows[base : base + n] for base, n in zip(self.chunk_base, self.seg_chunks)
             ]
             self._rowref_key = (k1, b)
         return self._rowref
+
+    def field_rows(self, k1: float, b: float) -> List[_TfRow]:
+        """Global content id → the entry-field tf-part row for its field length.
+
+        Built on the first query and kept while k1 and b stay the same.
+        """
+        if self._field_rows is None or self._field_key != (k1, b):
+            n = len(self.content_kinds)
+            self._field_rows = self._length_rows("field_dl", n, self.field_avgdl, k1, b)
+            self._field_key = (k1, b)
+        return self._field_rows
+
+    def _length_rows(self, section: str, n: int, avgdl: float, k1: float, b: float) -> List[_TfRow]:
+        """The tf-part row of each length in the merge's u16 ``section`` (``n`` of them)."""
+        dl = self.merge.ints(section, "H")
+        if len(dl) != n:
+            raise damaged(f"{self.merge.path.name}: tables disagree")
+        return list(map(_Rows(avgdl, k1, b).__getitem__, dl))
+
+    @property
+    def live(self) -> bytes:
+        """Per global content 1 when it is live (not a copy of an earlier tap's)."""
+        if self._live is None:
+            live = bytearray(b"\x01" * len(self.content_kinds))
+            for dead in self.copies.values():
+                for g in dead:
+                    live[g] = 0
+            self._live = bytes(live)
+        return self._live
+
+    def groups(self, level: str) -> Optional[array[int]]:
+        """Per global content the id of its group at collapse ``level`` (`params.COLLAPSE`):
+        the group's first live content; None for "none"."""
+        return None if level == "none" else self._content_ids(f"{level}_group")
+
+    def members(self, level: str, gid: int) -> List[int]:
+        """The live contents of group ``gid`` at ``level``, ascending (``[gid]`` alone)."""
+        nxt = self._content_ids(f"{level}_next")
+        out = [gid]
+        j = nxt[gid]
+        while j != gid and len(out) <= len(nxt):
+            out.append(j)
+            j = nxt[j]
+        return out
+
+    def _content_ids(self, section: str) -> array[int]:
+        """A merge section of one content id per content, read once and bounds-checked."""
+        found = self._id_tables.get(section)
+        if found is None:
+            found = self.merge.ints(section, "I")
+            if len(found) != len(self.content_kinds) or (found and max(found) >= len(found)):
+                raise damaged(f"{self.merge.path.name}: tables disagree")
+            self._id_tables[section] = found
+        return found
+
+    def content_of(self, sha256: str) -> Optional[int]:
+        """The live global content id of the file with this SHA-256 (hex), None if unknown."""
+        if self._by_hash is None:
+            by_hash: Dict[str, int] = {}
+            for s, seg in enumerate(self.segments):
+                raw = seg.c.read("content_hash")
+                base = self.content_base[s]
+                for j in range(len(raw) // 32):
+                    by_hash.setdefault(raw[32 * j : 32 * j + 32].hex(), base + j)
+            self._by_hash = by_hash
+        return self._by_hash.get(sha256)
+
+    def group_key(self, level: str, gcid: int) -> str:
+        """The name of content ``gcid``'s group at ``level``: the SHA-256 (hex) of the
+        group's first file (its own for "none")."""
+        group = self.groups(level)
+        s, j = self.seg_of(group[gcid] if group is not None else gcid)
+        return self.segments[s].content_hash(j)
 
     def seg_of(self, gcid: int) -> Tuple[int, int]:
         """Global content id → (segment index, content id local to that segment)."""

@@ -1,5 +1,6 @@
-"""A ranked content as a `Hit`: its representative entry (the first copy that passes the
-filters), the other copies, and its best chunk read back from the tap's file as snippet.
+"""A ranked group as a `Hit`: the shown content's representative entry (its first copy
+that passes the filters), the other copies and near-duplicates (``also_in``), and its best
+chunk read back from the tap's file as snippet.
 """
 
 from __future__ import annotations
@@ -23,8 +24,59 @@ def hit(
     kind: Optional[str],
     wanted: Optional[Set[int]],
     snippets: bool,
+    level: str = "none",
 ) -> Hit:
-    """One content as a hit: representative entry, copies, and its best chunk as snippet."""
+    """Content ``gcid`` as a hit: representative entry, copies and the other members of its
+    group at collapse ``level`` in ``also_in``, and its best chunk (-1: none) as snippet."""
+    own, record = _entries(gen, gcid)
+    if not own:
+        raise damaged(f"content {gcid} has no entries")
+    others: List[Tuple[int, Entry]] = []
+    group = gen.groups(level)
+    if group is not None:
+        for member in gen.members(level, group[gcid]):
+            if member != gcid:
+                others += _entries(gen, member)[0]
+
+    def fits(item: Tuple[int, Entry]) -> bool:
+        s, e = item
+        return (kind is None or e.kind == kind) and (wanted is None or s in wanted)
+
+    rep_seg, rep = next((item for item in own if fits(item)), own[0])
+    also = tuple(
+        dict.fromkeys(
+            e.qualified_name for _, e in own + others if e.qualified_name != rep.qualified_name
+        )
+    )
+    s, j = gen.seg_of(gcid)
+    snippet = rep.description if snippets else ""  # the description: no chunk to show
+    if snippets and best >= 0:
+        start, end, bs, be, crc = gen.segments[s].span(best - gen.chunk_base[s])
+        try:
+            size, file_crc = int(record["size"]), int(record["crc32"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise damaged(f"{gen.segments[s].c.path.name}: bad content record") from exc
+        path = os.path.join(gen.roots[rep_seg], rep.path)
+        snippet = read_snippet(path, size, file_crc, (start, end), (bs, be, crc), rep.description)
+    sha = gen.segments[s].content_hash(j)
+    if group is None:
+        key = None
+    else:  # a group is named by its first file: mostly the file itself
+        key = sha if group[gcid] == gcid else gen.group_key(level, gcid)
+    return Hit(
+        entry=rep,
+        score=score,
+        snippet=snippet,
+        also_in=also,
+        ranks={"bm25": rank},
+        content_hash=sha,
+        group=key,
+    )
+
+
+def _entries(gen: Generation, gcid: int) -> Tuple[List[Tuple[int, Entry]], Dict[str, Any]]:
+    """The entries of content ``gcid`` and of its byte-identical copies (with the index of
+    their segment), and the content's own record."""
     entries: List[Tuple[int, Entry]] = []
     record: Dict[str, Any] = {}
     for g in (gcid, *gen.copies.get(gcid, ())):
@@ -36,37 +88,7 @@ def hit(
             entries.extend((s, Entry.from_dict(d)) for d in rec["entries"])
         except (KeyError, TypeError, ValueError) as exc:
             raise damaged(f"{gen.segments[s].c.path.name}: bad entry record") from exc
-    if not entries:
-        raise damaged(f"content {gcid} has no entries")
-
-    def fits(item: Tuple[int, Entry]) -> bool:
-        s, e = item
-        return (kind is None or e.kind == kind) and (wanted is None or s in wanted)
-
-    rep_seg, rep = next((item for item in entries if fits(item)), entries[0])
-    also = tuple(
-        dict.fromkeys(
-            e.qualified_name for _, e in entries if e.qualified_name != rep.qualified_name
-        )
-    )
-    s, j = gen.seg_of(gcid)
-    snippet = ""
-    if snippets:
-        start, end, bs, be, crc = gen.segments[s].span(best - gen.chunk_base[s])
-        try:
-            size, file_crc = int(record["size"]), int(record["crc32"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise damaged(f"{gen.segments[s].c.path.name}: bad content record") from exc
-        path = os.path.join(gen.roots[rep_seg], rep.path)
-        snippet = read_snippet(path, size, file_crc, (start, end), (bs, be, crc), rep.description)
-    return Hit(
-        entry=rep,
-        score=score,
-        snippet=snippet,
-        also_in=also,
-        ranks={"bm25": rank},
-        content_hash=gen.segments[s].content_hash(j),
-    )
+    return entries, record
 
 
 def read_snippet(

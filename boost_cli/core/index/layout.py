@@ -9,7 +9,7 @@ from __future__ import annotations
 from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.models import KINDS
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: entry field postings, near-duplicate signatures and groups
 ENGINE = "bm25"
 MANIFEST = "manifest.json"
 SEGMENTS = "segments"

@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional
 
 from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.index.layout import ENGINE, FORMAT_VERSION, MANIFEST, damaged, mismatch
+from boost_cli.core.paths import index_dir
 
 
 def load_manifest(root: Path) -> Optional[Dict[str, Any]]:
@@ -41,3 +42,10 @@ def previous_manifest(root: Path) -> Optional[Dict[str, Any]]:
         return load_manifest(root)
     except IndexUnavailable:
         return None
+
+
+def indexed_commits(root: Optional[Path] = None) -> Dict[str, str]:
+    """Tap → commit of the index under ``root`` (default `index_dir()`), from the manifest
+    alone; {} when there is none or it cannot be read."""
+    manifest = previous_manifest(root or index_dir())
+    return {str(k): str(v) for k, v in manifest["commits"].items()} if manifest else {}

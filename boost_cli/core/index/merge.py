@@ -1,14 +1,16 @@
-"""The cross-tap merge: which contents are copies of an earlier tap's, N and avgdl, and
-per chunk its global content and length. Rebuilt from the segments on every build, O(chunks).
+"""The cross-tap merge: which contents are copies of an earlier tap's, N and avgdl (of the
+chunks and of the entry fields), per chunk its global content and length, and per content
+its near-duplicate group. Rebuilt from the segments on every build, O(chunks).
 """
 
 from __future__ import annotations
 
 from array import array
 from itertools import compress
-from typing import Any, Dict, List, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Set, Tuple
 
 from boost_cli.core.binio import to_le
+from boost_cli.core.index import neardup
 from boost_cli.core.index.container import pack
 from boost_cli.core.index.layout import DEAD, MERGE_MAGIC, SEGMENTS, damaged
 from boost_cli.core.index.segment import Segment
@@ -33,6 +35,12 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
     n_live = 0
     total_dl = 0
     entries = 0
+    field_dl = array("H")
+    field_total = 0
+    names: Dict[int, str] = {}
+    keys: Dict[int, List[bytes]] = {}
+    sketches: Dict[int, bytes] = {}
+    live_of: Dict[int, int] = {}  # dead content → its live copy
     for seg in segments:
         c = seg.c
         hashes = c.read("content_hash")
@@ -41,8 +49,11 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
         cc = c.ints("chunk_content", "I")
         dl = c.ints("chunk_dl", "H")
         n_contents = len(hashes) // 32
+        fdl = c.ints("field_dl", "H")
+        seg_names, seg_keys, seg_sketches = seg.signatures(n_contents)
         if (
             len(first) != n_contents + 1
+            or len(fdl) != n_contents
             or len(kinds) != n_contents
             or len(cc) != len(dl)
             or first[-1] != len(dl)
@@ -56,11 +67,18 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
             h = hashes[32 * j : 32 * j + 32]
             live = owner.get(h)
             if live is None:
-                owner[h] = c_base + j
+                g = owner[h] = c_base + j
+                names[g] = seg_names[j]
+                keys[g] = list(seg_keys[j])
+                sketches[g] = seg_sketches[j]
+                field_total += fdl[j]
             else:
                 dead.append(j)
                 copies.setdefault(live, []).append(c_base + j)
                 content_kinds[live] |= kinds[j]
+                keys[live].extend(seg_keys[j])
+                live_of[c_base + j] = live
+        field_dl.extend(fdl)
         content_kinds += kinds
         content_first.extend(map(k_base.__add__, first[:-1]))
         chunk_dl.extend(dl)
@@ -95,6 +113,13 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
         )
     content_first.append(len(chunk_content))
     vocab.discard(b"")
+    n_contents_all = len(content_kinds)
+    by_key, near = neardup.groups(sorted(owner.values()), keys, names, sketches, n_contents_all)
+    for d, live in live_of.items():
+        by_key[d], near[d] = by_key[live], near[live]
+    group_stats = {
+        level: _group_stats(g, owner.values()) for level, g in (("key", by_key), ("near", near))
+    }
     meta = {
         "kind": "merge",
         "taps": taps_meta,
@@ -105,6 +130,11 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
         "entries": entries,
         "terms": len(vocab),
         "copies": {str(k): v for k, v in sorted(copies.items())},
+        "field": {
+            "contents": len(owner),
+            "avgdl": field_total / len(owner) if owner else 0.0,
+        },
+        "groups": group_stats,
     }
     sections = [
         ("chunk_content", to_le(chunk_content)),
@@ -112,5 +142,40 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
         ("chunk_live", bytes(chunk_live)),
         ("content_first", to_le(content_first)),
         ("content_kinds", bytes(content_kinds)),
+        ("field_dl", to_le(field_dl)),
+        ("key_group", to_le(by_key)),
+        ("key_next", to_le(_next_member(by_key, owner.values()))),
+        ("near_group", to_le(near)),
+        ("near_next", to_le(_next_member(near, owner.values()))),
     ]
     return pack(MERGE_MAGIC, meta, sections), meta
+
+
+def _group_stats(group: Sequence[int], live: Iterable[int]) -> Dict[str, int]:
+    """How many groups the live contents form, how many have several members, how many
+    members those have."""
+    sizes: Dict[int, int] = {}
+    for g in live:
+        sizes[group[g]] = sizes.get(group[g], 0) + 1
+    return {
+        "groups": len(sizes),
+        "merged": sum(1 for n in sizes.values() if n > 1),
+        "members": sum(n for n in sizes.values() if n > 1),
+    }
+
+
+def _next_member(group: Sequence[int], live: Iterable[int]) -> array[int]:
+    """Per content the next live member of its group, ascending and round (the last one
+    points back to the first); a content alone, or dead, points to itself. A query lists
+    a hit's group by following these from its first member, without a scan."""
+    nxt = array("I", range(len(group)))
+    last: Dict[int, int] = {}
+    for j in sorted(live):
+        g = group[j]
+        prev = last.get(g)
+        if prev is not None:
+            nxt[prev] = j
+        last[g] = j
+    for g, j in last.items():
+        nxt[j] = g
+    return nxt

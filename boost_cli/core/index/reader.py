@@ -5,20 +5,19 @@ build switched the manifest; `open_index` opens the index under `index_dir()`.
 from __future__ import annotations
 
 import zlib
-from collections import Counter
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from boost_cli.core.errors import UsageError
 from boost_cli.core.index.generation import Generation
 from boost_cli.core.index.hits import hit
 from boost_cli.core.index.layout import KIND_BITS, MANIFEST, damaged
 from boost_cli.core.index.manifest import load_manifest
-from boost_cli.core.index.params import check_aggregation
+from boost_cli.core.index.params import check_aggregation, check_collapse
 from boost_cli.core.index.ranking import accumulate, aggregate
 from boost_cli.core.models import KINDS, Hit
 from boost_cli.core.paths import index_dir
-from boost_cli.core.tokenize import tokenize
+from boost_cli.core.tokenize import query_weights
 
 
 def _stat_sig(path: Path) -> Optional[Tuple[int, int, int]]:
@@ -124,22 +123,30 @@ class IndexReader:
 
     def query(
         self,
-        text: str,
+        text: str = "",
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
         *,
+        weights: Optional[Mapping[str, float]] = None,
         aggregation: Optional[str] = None,
         k1: Optional[float] = None,
         b: Optional[float] = None,
+        field_weight: Optional[float] = None,
+        collapse: Optional[str] = None,
         snippets: bool = True,
     ) -> List[Hit]:
-        """The top ``k`` contents for ``text``, best first, one hit per distinct file.
+        """The top ``k`` near-duplicate groups for a query, best first, one hit each.
 
-        A hit's entry is the first copy (by tap, path) that passes the ``kind`` and
-        ``taps`` filters; ``also_in`` names the other copies; ``snippet`` is its best
-        chunk, read back from the tap file. ``aggregation``, ``k1`` and ``b`` override
-        the indexed params for this query (for tuning).
+        The query is ``weights`` (term → weight, `tokenize.query_weights` of the task and
+        the caller's keywords), else ``query_weights(text)``. A group scores its best
+        member's score; the hit shows that member, through its first copy (by tap, path)
+        that passes the ``kind`` and ``taps`` filters (the filters apply to the member
+        shown); ``also_in`` names the other copies and members; ``snippet`` is its best
+        chunk, read back from the tap file. Groups are near-duplicates at the ``collapse``
+        level (`params.COLLAPSE`; "none": every distinct file alone). ``aggregation``,
+        ``k1``, ``b``, ``field_weight`` and ``collapse`` override the indexed params for
+        this query (for tuning).
         """
         if kind is not None and kind not in KINDS:
             raise UsageError(f"unknown kind {kind!r}", f"use one of: {', '.join(KINDS)}")
@@ -148,40 +155,66 @@ class IndexReader:
             return []
         how = aggregation or gen.params.aggregation
         check_aggregation(how)
+        level = collapse or gen.params.collapse
+        check_collapse(level)
+        p = gen.params
         scores = accumulate(
             gen,
-            Counter(tokenize(text)),
-            gen.params.k1 if k1 is None else k1,
-            gen.params.b if b is None else b,
+            query_weights(text) if weights is None else weights,
+            p.k1 if k1 is None else k1,
+            p.b if b is None else b,
+            (p.field_weight if field_weight is None else field_weight, p.field_k1, p.field_b),
         )
         if scores is None:
             return []
         wanted = None if taps is None else {gen.tap_index[t] for t in taps if t in gen.tap_index}
         if wanted is not None and not wanted:
             return []
-        kind_bit = KIND_BITS[kind] if kind else 0
-
-        def accept(gcid: int) -> bool:
-            if kind_bit and not gen.kinds(gcid) & kind_bit:  # kinds of all its copies
-                return False
-            if wanted is None:
-                return True
-            group = (gcid, *gen.copies.get(gcid, ()))
-            if not kind_bit or len(group) == 1:
-                return any(gen.seg_of(g)[0] in wanted for g in group)
-            # Both filters and several copies (rare): one copy must pass both.
-            return any(
-                s in wanted
-                and any(e.get("kind") == kind for e in gen.segments[s].record(j)["entries"])
-                for s, j in map(gen.seg_of, group)
-            )
-
-        filtered = kind is not None or wanted is not None
-        ranked = aggregate(gen, scores, k, how, accept if filtered else None)
+        ranked = aggregate(gen, scores, k, how, acceptor(gen, kind, wanted), gen.groups(level))
         return [
-            hit(gen, gcid, score, best, rank, kind, wanted, snippets)
+            hit(gen, gcid, score, best, rank, kind, wanted, snippets, level)
             for rank, (score, gcid, best) in enumerate(ranked, start=1)
         ]
+
+    def group_keys(self, hashes: Iterable[str]) -> Dict[str, str]:
+        """The near-duplicate group (`Hit.group`, at the indexed collapse level) of each
+        file SHA-256 (hex) the index knows; other hashes are left out. Lets another engine's hits join the index's
+        groups (the hybrid engine fuses on them)."""
+        gen = self._current()
+        if gen is None:
+            return {}
+        out: Dict[str, str] = {}
+        for sha in hashes:
+            gcid = gen.content_of(sha)
+            if gcid is not None:
+                out[sha] = gen.group_key(gen.params.collapse, gcid)
+        return out
+
+
+def acceptor(
+    gen: Generation, kind: Optional[str], wanted: Optional[Set[int]]
+) -> Optional[Callable[[int], bool]]:
+    """Whether a content passes the ``kind`` filter and the tap filter (``wanted``: segment
+    indexes) through one of its copies; None when there is no filter."""
+    if kind is None and wanted is None:
+        return None
+    kind_bit = KIND_BITS[kind] if kind else 0
+
+    def accept(gcid: int) -> bool:
+        if kind_bit and not gen.kinds(gcid) & kind_bit:  # kinds of all its copies
+            return False
+        if wanted is None:
+            return True
+        copies = (gcid, *gen.copies.get(gcid, ()))
+        if not kind_bit or len(copies) == 1:
+            return any(gen.seg_of(g)[0] in wanted for g in copies)
+        # Both filters and several copies (rare): one copy must pass both.
+        return any(
+            s in wanted and any(e.get("kind") == kind for e in gen.segments[s].record(j)["entries"])
+            for s, j in map(gen.seg_of, copies)
+        )
+
+    return accept
 
 
 def open_index(root: Optional[Path] = None) -> Optional[IndexReader]:

@@ -22,8 +22,9 @@ from typing import Any, Dict, List, Optional, Tuple
 from boost_cli.core.atomic import write_bytes
 from boost_cli.core.binio import from_le, to_le
 from boost_cli.core.index.container import Container, dumps, pack
-from boost_cli.core.index.contents import ChunkTable, ContentTable, chunk_file, read_file
+from boost_cli.core.index.contents import DL_MAX, ChunkTable, ContentTable, chunk_file, read_file
 from boost_cli.core.index.layout import FORMAT_VERSION, SEGMENT_MAGIC, damaged
+from boost_cli.core.index.neardup import KEY_BYTES, NO_SKETCH, sketch
 from boost_cli.core.index.params import IndexParams
 from boost_cli.core.index.postings import TermDictionary, find_term, invert, term_dictionary
 from boost_cli.core.models import TapSnapshot
@@ -35,8 +36,9 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,80}")
 # Which sections `pack_segment` writes. It is part of every segment's key, so a build never
 # reuses a segment another layout wrote and an incremental build stays byte-identical to
 # one from scratch. Readers do not need it: they look sections up by name. 2: the
-# `headings` section, which no query read, is gone.
-SEGMENT_LAYOUT = 2
+# `headings` section, which no query read, is gone. 3 (format 2): the entry field
+# postings and the near-duplicate signatures.
+SEGMENT_LAYOUT = 3
 
 
 def safe_name(name: str) -> str:
@@ -72,9 +74,9 @@ def segment_bytes(
 ) -> Tuple[bytes, List[str]]:
     """Chunk, tokenize and invert one tap: the segment file's bytes and the skipped entry ids.
 
-    Steps: contents (read each file, dedupe by content hash, chunk), invert, term
-    dictionary, pack. A pure function of its arguments and the tap's files, so it can run
-    in a worker process.
+    Steps: contents (read each file, dedupe by content hash, chunk, sketch), invert the
+    chunks and the entry fields, term dictionaries, pack. A pure function of its arguments
+    and the tap's files, so it can run in a worker process.
     """
     contents = ContentTable()
     chunks = ChunkTable()
@@ -88,10 +90,13 @@ def segment_bytes(
         j = contents.add(entry, data)
         if j is None:
             continue  # byte-identical to an earlier file: the entry joined that content
-        rows = chunk_file(entry, data, snap.name, params, prefix)
-        invert(postings, len(chunks), [row.terms for row in rows])
-        chunks.add(j, rows)
-    return pack_segment(snap, key, contents, chunks, term_dictionary(postings)), skipped
+        chunked = chunk_file(entry, data, snap.name, params, prefix)
+        invert(postings, len(chunks), [row.terms for row in chunked.rows])
+        chunks.add(j, chunked.rows)
+        contents.sketches.append(sketch(chunked.body_terms))
+    fields: Dict[str, List[int]] = {}
+    invert(fields, 0, contents.field_terms)  # a field posting's id is the content id
+    return pack_segment(snap, key, contents, chunks, term_dictionary(postings, fields)), skipped
 
 
 def pack_segment(
@@ -104,6 +109,8 @@ def pack_segment(
     """The segment file: its tables as sections, and what the reader needs in the meta."""
     flat = terms.postings
     id_code = "H" if len(chunks) <= 0x10000 else "I"
+    field_code = "H" if len(contents) <= 0x10000 else "I"
+    keys = [sorted(k) for k in contents.keys]
     # Records are read one at a time (only the hits'), so each is compressed on its own.
     content_json = [
         zlib.compress(dumps({**rec, "entries": en}), 6)
@@ -123,6 +130,13 @@ def pack_segment(
         ("content_hash", b"".join(contents.hashes)),
         ("content_off", to_le(array("I", accumulate(map(len, content_json), initial=0)))),
         ("content_json", b"".join(content_json)),
+        ("field_ids", to_le(array(field_code, map((8).__rrshift__, terms.field_postings)))),
+        ("field_tfs", bytes(map((0xFF).__and__, terms.field_postings))),
+        ("field_dl", to_le(array("H", (min(len(t), DL_MAX) for t in contents.field_terms)))),
+        ("content_name", "\n".join(contents.names).encode("utf-8")),
+        ("listing_off", to_le(array("I", accumulate(map(len, keys), initial=0)))),
+        ("listing_keys", b"".join(h for k in keys for h in k)),
+        ("content_sketch", b"".join(contents.sketches)),
     ]
     meta = {
         "kind": "segment",
@@ -132,12 +146,15 @@ def pack_segment(
         "key": key,
         "id_code": id_code,
         "buckets": terms.n_buckets,
+        "field_code": field_code,
         "counts": {
             "entries": sum(len(x) for x in contents.entries),
             "contents": len(contents),
             "chunks": len(chunks),
             "terms": terms.n_terms,
             "postings": len(flat),
+            "field_terms": terms.n_field_terms,
+            "field_postings": len(terms.field_postings),
         },
     }
     return pack(SEGMENT_MAGIC, meta, sections)
@@ -151,6 +168,9 @@ def segment_job(args: Tuple[TapSnapshot, IndexParams, bool, str, str]) -> Tuple[
     return snap.name, skipped
 
 
+Postings = Tuple["array[int]", bytes]  # (ids ascending, tfs)
+
+
 class Segment:
     """One tap's segment, opened for queries and for the merge."""
 
@@ -158,35 +178,38 @@ class Segment:
         self.c = c = Container(path, SEGMENT_MAGIC)
         meta = c.meta
         try:
-            self.tap = str(meta["tap"])
-            self.key = str(meta["key"])
-            self.root = Path(meta["root"])
-            self.commit = str(meta["commit"])
-            self.id_code = str(meta["id_code"])
-            self.n_buckets = int(meta["buckets"])
-            self.counts: Dict[str, int] = {k: int(v) for k, v in meta["counts"].items()}
-        except (KeyError, TypeError, ValueError) as exc:
+            try:
+                self.tap = str(meta["tap"])
+                self.key = str(meta["key"])
+                self.root = Path(meta["root"])
+                self.commit = str(meta["commit"])
+                self.counts: Dict[str, int] = {k: int(v) for k, v in meta["counts"].items()}
+                self.n_buckets = n = int(meta["buckets"])
+                codes = (str(meta["id_code"]), str(meta["field_code"]))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise damaged(f"{path.name} has a bad table of contents") from exc
+            if n < 1 or n & (n - 1) or any(code not in ("H", "I") for code in codes):
+                raise damaged(f"{path.name} has a bad table of contents")
+            self.id_code, self.field_code = codes
+            self._buckets = c.span("dict_buckets")
+            self._rows = c.span("dict_rows")
+            self._ids = c.span("post_ids")
+            self._tfs = c.span("post_tfs")
+            self._field_ids = c.span("field_ids")
+            self._field_tfs = c.span("field_tfs")
+            self._coff = c.span("content_off")
+            self._cjson = c.span("content_json")
+            self._chash = c.span("content_hash")
+            self._cspan = c.span("chunk_span")
+            if self._buckets[1] != 4 * (n + 1):
+                raise damaged(f"{path.name}: bad length of dict_buckets")
+        except BaseException:
             c.close()
-            raise damaged(f"{path.name} has a bad table of contents") from exc
-        n = self.n_buckets
-        if self.id_code not in ("H", "I") or n < 1 or n & (n - 1):
-            c.close()
-            raise damaged(f"{path.name} has a bad table of contents")
-        self.width = 2 if self.id_code == "H" else 4
-        self._buckets = c.span("dict_buckets")
-        self._rows = c.span("dict_rows")
-        self._ids = c.span("post_ids")
-        self._tfs = c.span("post_tfs")
-        self._coff = c.span("content_off")
-        self._cjson = c.span("content_json")
-        self._chash = c.span("content_hash")
-        self._cspan = c.span("chunk_span")
-        if self._buckets[1] != 4 * (n + 1):
-            c.close()
-            raise damaged(f"{path.name}: bad length of dict_buckets")
+            raise
 
-    def postings(self, term: bytes, crc: int) -> Optional[Tuple[array[int], bytes]]:
-        """The term's postings here: (chunk ids local to this segment, ascending; tfs)."""
+    def lookup(self, term: bytes, crc: int) -> Tuple[Optional[Postings], Optional[Postings]]:
+        """The term's postings here, from one dictionary row: in the chunks (local chunk
+        ids) and in the entry fields (local content ids); None where it has none."""
         c = self.c
         bucket = crc & (self.n_buckets - 1)
         lo, hi = _U32X2.unpack(c.slice(self._buckets, 4 * bucket, 4 * bucket + 8))
@@ -195,11 +218,27 @@ class Segment:
         except ValueError as exc:
             raise damaged(f"{c.path.name}: bad dictionary row") from exc
         if found is None:
+            return None, None
+        first, count, ffirst, fcount = found
+        return (
+            self._read(self._ids, self._tfs, self.id_code, first, count),
+            self._read(self._field_ids, self._field_tfs, self.field_code, ffirst, fcount),
+        )
+
+    def _read(
+        self, ids: Tuple[int, int], tfs: Tuple[int, int], code: str, first: int, count: int
+    ) -> Optional[Postings]:
+        if not count:
             return None
-        start, count = found
-        w = self.width
-        ids = from_le(self.id_code, c.slice(self._ids, start * w, (start + count) * w))
-        return ids, c.slice(self._tfs, start, start + count)
+        w = 2 if code == "H" else 4
+        c = self.c
+        return from_le(code, c.slice(ids, first * w, (first + count) * w)), c.slice(
+            tfs, first, first + count
+        )
+
+    def postings(self, term: bytes, crc: int) -> Optional[Postings]:
+        """The term's chunk postings here: (chunk ids local to this segment, ascending; tfs)."""
+        return self.lookup(term, crc)[0]
 
     def record(self, j: int) -> Dict[str, Any]:
         """Content ``j``'s record: its entries (dicts), and its file's size and CRC32."""
@@ -219,3 +258,25 @@ class Segment:
 
     def content_hash(self, j: int) -> str:
         return self.c.slice(self._chash, 32 * j, 32 * j + 32).hex()
+
+    def signatures(self, n_contents: int) -> Tuple[List[str], List[List[bytes]], List[bytes]]:
+        """Per content its name, its listing-key hashes and its sketch (for the merge)."""
+        c = self.c
+        names = c.read("content_name").decode("utf-8").split("\n") if n_contents else []
+        off = c.ints("listing_off", "I")
+        raw_keys = c.read("listing_keys")
+        raw_sketch = c.read("content_sketch")
+        size = len(NO_SKETCH)
+        if (
+            len(names) != n_contents
+            or len(off) != n_contents + 1
+            or off[-1] * KEY_BYTES != len(raw_keys)
+            or len(raw_sketch) != size * n_contents
+        ):
+            raise damaged(f"{c.path.name}: tables disagree")
+        keys = [
+            [raw_keys[KEY_BYTES * i : KEY_BYTES * (i + 1)] for i in range(off[j], off[j + 1])]
+            for j in range(n_contents)
+        ]
+        sketches = [raw_sketch[size * j : size * (j + 1)] for j in range(n_contents)]
+        return names, keys, sketches
