@@ -99,7 +99,7 @@ def test_a_content_matched_only_past_the_prefix_cut_is_found(tmp_path: Path) -> 
     gen = generation(reader)
     scores = ranking.accumulate(gen, {"zeppelin": 1.0}, 1.2, 0.75, (0.3, 2.0, 0.75))
     assert scores is not None
-    long_id = next(j for j in range(2) if gen.segments[0].record(j)["entries"][0]["name"] == "long")
+    long_id = next(j for j in range(2) if gen.segment(0).record(j)["entries"][0]["name"] == "long")
     first, end = gen.chunk_range(long_id)
     assert all(scores.acc[c] == 0.0 for c in range(first, end)) and scores.field[long_id] > 0
 
@@ -202,7 +202,7 @@ def test_pruned_top_k_equals_exhaustive_scoring(tmp_path: Path, seed: int) -> No
     index.build(random_corpus(tmp_path, rng))
     reader = open_reader()
     gen = generation(reader)
-    assert len(gen.segments) == 3
+    assert len(gen.tap_names) == 3
     for level in ("key", "near"):  # there are groups, more of them by body overlap
         group = gen.groups(level)
         assert group is not None and any(len(gen.members(level, g)) > 1 for g in set(group))
@@ -398,8 +398,8 @@ def test_group_keys_map_file_hashes_to_groups(tmp_path: Path) -> None:
 def test_old_format_says_run_reindex(tmp_path: Path) -> None:
     index.build([make_tap(tmp_path, "t", {"a/SKILL.md": "x y z\n"})])
     path = index_dir() / index.MANIFEST
-    path.write_text(path.read_text().replace('"version": 2', '"version": 1'))
+    path.write_text(path.read_text().replace('"version": 3', '"version": 2'))
     with pytest.raises(IndexUnavailable) as exc:
         index.open_index()
-    assert exc.value.message == "the search index has format version 1, this boost reads version 2"
+    assert exc.value.message == "the search index has format version 2, this boost reads version 3"
     assert exc.value.fix == "run 'boost reindex'"

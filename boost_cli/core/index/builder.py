@@ -17,12 +17,22 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set,
 from boost_cli.core.atomic import write_bytes, write_json
 from boost_cli.core.errors import IndexUnavailable, UsageError
 from boost_cli.core.index import segment
-from boost_cli.core.index.container import dumps
-from boost_cli.core.index.layout import ENGINE, FORMAT_VERSION, MANIFEST, SEGMENTS
+from boost_cli.core.index.container import Container, dumps, pack
+from boost_cli.core.index.layout import (
+    ENGINE,
+    FORMAT_VERSION,
+    MANIFEST,
+    MERGE_MAGIC,
+    SEGMENT_MAGIC,
+    SEGMENTS,
+    TAP_MAGIC,
+    TIERS,
+)
 from boost_cli.core.index.manifest import previous_manifest
 from boost_cli.core.index.merge import merge
 from boost_cli.core.index.params import IndexParams
 from boost_cli.core.index.segment import Segment, safe_name
+from boost_cli.core.index.tier import Tier, tier_task, tiers_plan
 from boost_cli.core.index.workers import Pool, worker_count
 from boost_cli.core.models import TapSnapshot
 from boost_cli.core.paths import index_dir
@@ -188,32 +198,39 @@ def _build(
     sources = {
         t.name: source_key(t, params, use_prefix) for t in ordered if isinstance(t, TapSource)
     }
+    held = _held_postings(root, old)  # tap → (segment key, tier file) of the taps a tier holds
 
     records: Dict[str, Dict[str, Any]] = {}
     todo: List[TapInput] = []
     for t in ordered:
         rebuild = force or t.name in force_taps
-        rec = None if rebuild else _current_record(root, old, t.name, sources.get(t.name))
+        rec = None if rebuild else _current_record(root, old, t.name, sources.get(t.name), held)
         if rec is None:
             todo.append(t)
         else:
             records[t.name] = rec
     built: Set[str] = set()
     skipped: List[str] = []
+    fresh: Dict[str, str] = {}  # tap → its postings file, to go into a tier
     if todo:
-        (root / SEGMENTS).mkdir(parents=True, exist_ok=True)
-        results = _segments(todo, params, use_prefix, force, force_taps, progress, workers)
-        for name, rec, was_built, skip in results:
+        for d in (SEGMENTS, TIERS):
+            (root / d).mkdir(parents=True, exist_ok=True)
+        jobs = [(t, held.get(t.name, ("", ""))[0], force or t.name in force_taps) for t in todo]
+        for name, rec, was_built, skip, tap_file in _segments(
+            jobs, params, use_prefix, progress, workers
+        ):
             records[name] = rec
             skipped += skip
+            if tap_file is not None:
+                fresh[name] = tap_file
             if was_built:
                 built.add(name)
 
     seg_files = [records[n]["file"] for n in names]
-    if old is not None and not built and _same_segments(root, old, names, seg_files):
-        # Same segment files, in the same order: the merge file is the same too.
-        merge_name, stats = str(old["merge"]["file"]), dict(old["stats"])
-        merge_record = old["merge"]
+    if old is not None and not fresh and _same_segments(root, old, names, seg_files):
+        # Same segment files, in the same order, postings all in the tiers: the merge
+        # and the tiers are the same too.
+        merge_record, tiers, stats = old["merge"], list(old["tiers"]), dict(old["stats"])
         if (
             old["params"] == param_dict
             and old.get("sources", {}) == sources
@@ -221,15 +238,28 @@ def _build(
         ):
             return _report(names, built, removed, stats, t0, skipped)  # nothing to write
     else:
-        merge_name, merge_record, meta = _write_merge(root, [records[n] for n in names])
+        try:
+            merge_record, tiers, meta = _merge_and_tiers(
+                root, old, held, names, records, fresh, workers
+            )
+        except _StaleTier as stale:
+            # An old tier that held unchanged taps' postings is damaged: redo those taps.
+            if stale.taps <= force_taps:
+                raise stale.cause from None
+            return _build(
+                taps, force, force_taps | stale.taps, params, use_prefix, progress, workers
+            )
         stats = {
             "taps": len(names),
             "entries": meta["entries"],
             "contents": meta["contents"],
             "chunks": meta["chunks"],
             "terms": meta["terms"],
+            "tiers": len(tiers),
             "avgdl": round(meta["avgdl"], 6),
-            "bytes": merge_record["size"] + sum(r["size"] for r in records.values()),
+            "bytes": merge_record["size"]
+            + sum(r["size"] for r in records.values())
+            + sum(r["size"] for r in tiers),
         }
     manifest = {
         "version": FORMAT_VERSION,
@@ -240,10 +270,11 @@ def _build(
         "stats": stats,
         "segments": {n: records[n] for n in names},
         "sources": sources,
+        "tiers": tiers,
         "merge": merge_record,
     }
     write_json(root / MANIFEST, manifest)
-    _cleanup(root, {merge_name}, {f.split("/", 1)[1] for f in seg_files})
+    _cleanup(root, {str(merge_record["file"])}, set(seg_files), {str(r["file"]) for r in tiers})
     return _report(names, built, removed, stats, t0, skipped)
 
 
@@ -276,15 +307,38 @@ def _size_is(path: Path, size: Any) -> bool:
         return False
 
 
+def _held_postings(root: Path, old: Optional[Dict[str, Any]]) -> Dict[str, Tuple[str, str]]:
+    """Tap → (the segment key whose postings a tier of the previous generation holds, that
+    tier's file), for the taps whose tier file is there at its recorded size."""
+    out: Dict[str, Tuple[str, str]] = {}
+    if old is None:
+        return out
+    try:
+        for rec in old["tiers"]:
+            if _size_is(root / str(rec["file"]), rec["size"]):
+                for tap, key in rec["taps"]:
+                    out[str(tap)] = (str(key), str(rec["file"]))
+    except (KeyError, TypeError, ValueError):
+        return {}
+    return out
+
+
 def _current_record(
-    root: Path, old: Optional[Dict[str, Any]], name: str, source: Optional[str]
+    root: Path,
+    old: Optional[Dict[str, Any]],
+    name: str,
+    source: Optional[str],
+    held: Dict[str, Tuple[str, str]],
 ) -> Optional[Dict[str, Any]]:
     """The previous manifest's record of ``name``'s segment when its source key is
-    unchanged and the file is there at its recorded size (one ``stat``); else None."""
+    unchanged, the file is there at its recorded size (one ``stat``) and a tier there
+    holds its postings; else None."""
     if old is None or source is None or old.get("sources", {}).get(name) != source:
         return None
     rec = old["segments"].get(name)
     if not isinstance(rec, dict) or not {"file", "size", "crc32", "key"} <= rec.keys():
+        return None
+    if held.get(name, ("", ""))[0] != rec["key"]:
         return None
     return dict(rec) if _size_is(root / str(rec["file"]), rec["size"]) else None
 
@@ -293,115 +347,165 @@ def _same_segments(
     root: Path, old: Dict[str, Any], names: Sequence[str], seg_files: Sequence[str]
 ) -> bool:
     """Whether the previous generation has these segment files in this order, and its
-    merge file at its recorded size."""
+    merge and tier files at their recorded sizes."""
     try:
         before = [old["segments"][n]["file"] for n in old["commits"]]
-        merge = old["merge"]
+        files = [old["merge"], *old["tiers"]]
         return (
             list(old["commits"]) == list(names)
             and before == list(seg_files)
-            and _size_is(root / str(merge["file"]), merge["size"])
+            and all(_size_is(root / str(r["file"]), r["size"]) for r in files)
         )
     except (KeyError, TypeError):
         return False
 
 
-def _write_merge(
-    root: Path, records: Sequence[Dict[str, Any]]
-) -> Tuple[str, Dict[str, Any], Dict[str, Any]]:
-    """Merge the segments into a new merge file; (its name, its record, its meta)."""
+class _StaleTier(Exception):
+    """An old tier could not be read to take unchanged taps' postings out of it."""
+
+    def __init__(self, taps: Set[str], cause: IndexUnavailable) -> None:
+        super().__init__(str(cause))
+        self.taps = taps
+        self.cause = cause
+
+
+def _merge_and_tiers(
+    root: Path,
+    old: Optional[Dict[str, Any]],
+    held: Dict[str, Tuple[str, str]],
+    names: Sequence[str],
+    records: Dict[str, Dict[str, Any]],
+    fresh: Dict[str, str],
+    workers: Optional[int],
+) -> Tuple[Dict[str, Any], List[Dict[str, Any]], Dict[str, Any]]:
+    """The merge (copies, lengths, groups), then the tiers (their live counts need the
+    copies), then the merge file naming the tiers: (merge record, tier records, meta)."""
     opened: List[Segment] = []
     try:
-        for rec in records:
-            opened.append(Segment(root / str(rec["file"])))
-        merge_bytes, meta = merge(opened)
+        for n in names:
+            opened.append(Segment(root / str(records[n]["file"])))
+        sections, meta = merge(opened)
     finally:
         for seg in opened:
             seg.c.close()
+    old_tiers = list(old["tiers"]) if old else []
+    keys = {n: str(records[n]["key"]) for n in names}
+    plans = tiers_plan(root, old_tiers, held, names, keys, fresh, meta, dict(sections))
+    jobs = [p.job for p in plans if p.job is not None]
+    n_workers = worker_count(len(jobs)) if workers is None else min(workers, len(jobs))
+    try:
+        if n_workers <= 1:
+            results = [tier_task(job) for job in jobs]
+        else:
+            with Pool(n_workers) as pool:
+                results = list(pool.map_unordered(tier_task, jobs))
+    except IndexUnavailable as exc:
+        stale = {t for p in plans for t in p.from_old}
+        raise _StaleTier(stale, exc) from exc
+    by_file = {r["file"]: r for r in results}
+    tiers = [by_file.get(p.record["file"], p.record) for p in plans]
+    vocab: Set[bytes] = set()
+    for rec in tiers:
+        t = Tier(root / str(rec["file"]))
+        try:
+            vocab.update(t.c.read("vocab").split(b"\n"))
+        finally:
+            t.close()
+    vocab.discard(b"")
+    meta["terms"] = len(vocab)
+    meta["tiers"] = [p.meta for p in plans]
+    merge_bytes = pack(MERGE_MAGIC, meta, sections)
     crc = zlib.crc32(merge_bytes)
     merge_name = f"merge-{crc:08x}{len(merge_bytes):08x}.bin"
     write_bytes(root / merge_name, merge_bytes)
-    return merge_name, {"file": merge_name, "size": len(merge_bytes), "crc32": crc}, meta
+    return {"file": merge_name, "size": len(merge_bytes), "crc32": crc}, tiers, meta
 
 
-SegmentResult = Tuple[str, Dict[str, Any], bool, List[str]]
+SegmentResult = Tuple[str, Dict[str, Any], bool, List[str], Optional[str]]
+SegmentJob = Tuple[TapInput, IndexParams, bool, str, bool, Optional[str]]
 
 
-def segment_task(job: Tuple[TapInput, IndexParams, bool, str, bool]) -> SegmentResult:
-    """One tap's segment, current on disk: (tap, its manifest record, built?, skipped ids).
+def segment_task(job: SegmentJob) -> SegmentResult:
+    """One tap's segment, current on disk: (tap, its manifest record, built?, skipped ids,
+    its postings file when they must go into a tier).
 
-    Loads the tap (a `TapSource` is loaded here, in the worker process), keys it, and
-    keeps an intact segment file that already has that key unless ``rebuild``; else
-    builds and writes it. Also the worker-process entry (`workers.Pool`).
+    Loads the tap (a `TapSource` is loaded here, in the worker process) and keys it. An
+    intact segment file with that key is kept unless ``rebuild``: with its postings in
+    a tier of the previous generation (``held`` is its key there), or in an intact
+    postings file a crashed build left; else the segment and its postings are built.
+    Also the worker-process entry (`workers.Pool`).
     """
-    tap, params, prefix, root, rebuild = job
+    tap, params, prefix, root, rebuild, held = job
     snap = tap.load() if isinstance(tap, TapSource) else tap
     if snap.name != tap.name:
         raise UsageError(
             f"tap {tap.name!r} loaded as {snap.name!r}", "pass each tap under its own name"
         )
     key = segment.segment_key(snap, params, prefix)
-    rel = f"{SEGMENTS}/{safe_name(snap.name)}-{key}.seg"
-    path = Path(root) / rel
+    stem = f"{safe_name(snap.name)}-{key}"
+    rel, tap_rel = f"{SEGMENTS}/{stem}.seg", f"{TIERS}/{stem}.tap"
+    path, tap_path = Path(root) / rel, Path(root) / tap_rel
     if not rebuild:
-        rec = _intact(path, key)
-        if rec is not None:
-            return snap.name, {"file": rel, "key": key, **rec}, False, []
-    data, skipped = segment.segment_bytes(snap, params, prefix, key)
+        rec = _intact(path, key, SEGMENT_MAGIC)
+        if rec is not None and held == key:
+            return snap.name, {"file": rel, "key": key, **rec}, False, [], None
+        if rec is not None and _intact(tap_path, key, TAP_MAGIC) is not None:
+            return snap.name, {"file": rel, "key": key, **rec}, False, [], tap_rel
+    data, tap_data, skipped = segment.segment_bytes(snap, params, prefix, key)
+    write_bytes(tap_path, tap_data)
     write_bytes(path, data)
     built: Dict[str, Any] = {"file": rel, "size": len(data), "crc32": zlib.crc32(data)}
-    return snap.name, {**built, "key": key}, True, skipped
+    return snap.name, {**built, "key": key}, True, skipped, tap_rel
 
 
-def _intact(path: Path, key: str) -> Optional[Dict[str, int]]:
-    """Size and CRC32 of the segment at ``path`` if it exists, has ``key`` and passes
+def _intact(path: Path, key: str, magic: bytes) -> Optional[Dict[str, int]]:
+    """Size and CRC32 of the file at ``path`` if it exists, has ``key`` and passes
     `Container.verify` (every byte); None when it must be (re)built."""
     try:
-        seg = Segment(path)
+        c = Container(path, magic)
     except (FileNotFoundError, IndexUnavailable):
         return None  # absent, damaged or of another format: rebuilt
     try:
-        if seg.key != key:
+        if c.meta.get("key") != key:
             return None
-        data = seg.c.verify()
+        data = c.verify()
         return {"size": len(data), "crc32": zlib.crc32(data)}
     except IndexUnavailable:
         return None  # a checksum mismatch: rebuilt
     finally:
-        seg.c.close()
+        c.close()
 
 
 def _segments(
-    todo: Sequence[TapInput],
+    jobs: Sequence[Tuple[TapInput, Optional[str], bool]],
     params: IndexParams,
     prefix: bool,
-    force: bool,
-    force_taps: Set[str],
     progress: Optional[Callable[[int, int, str], None]],
     workers: Optional[int],
 ) -> List[SegmentResult]:
-    """`segment_task` for every tap of ``todo``, in worker processes when that pays."""
+    """`segment_task` for every job (tap, key of its postings in an old tier, rebuild?),
+    in worker processes when that pays."""
     root = str(index_dir())
-    jobs = [(t, params, prefix, root, force or t.name in force_taps) for t in todo]
+    full: List[SegmentJob] = [(t, params, prefix, root, rb, held) for t, held, rb in jobs]
     # Largest taps first, so the workers finish together.
-    jobs.sort(key=lambda job: -_size_hint(job[0]))
+    full.sort(key=lambda job: -_size_hint(job[0]))
     if workers is None:
-        enough = sum(_size_hint(t) for t in todo) >= _PARALLEL_MIN_ENTRIES
-        workers = worker_count(len(jobs)) if enough else 1
-    workers = min(workers, len(jobs))
+        enough = sum(_size_hint(job[0]) for job in full) >= _PARALLEL_MIN_ENTRIES
+        workers = worker_count(len(full)) if enough else 1
+    workers = min(workers, len(full))
     out: List[SegmentResult] = []
 
     def done(res: SegmentResult) -> None:
         out.append(res)
         if progress:
-            progress(len(out), len(jobs), res[0])
+            progress(len(out), len(full), res[0])
 
     if workers <= 1:
-        for job in jobs:
+        for job in full:
             done(segment_task(job))
     else:
         with Pool(workers) as pool:
-            for res in pool.map_unordered(segment_task, jobs):
+            for res in pool.map_unordered(segment_task, full):
                 done(res)
     return out
 
@@ -410,25 +514,31 @@ def _size_hint(tap: TapInput) -> int:
     return tap.entries if isinstance(tap, TapSource) else len(tap.entries)
 
 
-def _cleanup(root: Path, keep_merge: Set[str], keep_segments: Set[str]) -> None:
-    """Delete the files no manifest points to any more, and old temporaries of crashed builds.
+def _cleanup(
+    root: Path, keep_merge: Set[str], keep_segments: Set[str], keep_tiers: Set[str]
+) -> None:
+    """Delete the files no manifest points to any more (postings files once in a tier),
+    and old temporaries of crashed builds.
 
     Deleting is best effort: a file still open in a reader on Windows cannot be deleted
     and is left for the next build (nothing refers to it).
     """
     now = time.time()
 
-    def sweep(folder: Path, keep: Set[str], pattern: str) -> None:
-        if not folder.is_dir():
+    def sweep(folder: str, keep: Set[str], pattern: str) -> None:
+        path = root / folder if folder else root
+        if not path.is_dir():
             return
-        for p in folder.iterdir():
+        for p in path.iterdir():
             name = p.name
+            rel = f"{folder}/{name}" if folder else name
             with contextlib.suppress(OSError):
                 if name.startswith(".") and name.endswith(".tmp"):
                     if now - p.stat().st_mtime > _STALE_TMP_SECONDS:
                         p.unlink()
-                elif re.fullmatch(pattern, name) and name not in keep:
+                elif re.fullmatch(pattern, name) and rel not in keep:
                     p.unlink()
 
-    sweep(root, keep_merge, r"merge-[0-9a-f]{16}\.bin")
-    sweep(root / SEGMENTS, keep_segments, r".+-[0-9a-f]{16}\.seg")
+    sweep("", keep_merge, r"merge-[0-9a-f]{16}\.bin")
+    sweep(SEGMENTS, keep_segments, r".+-[0-9a-f]{16}\.seg")
+    sweep(TIERS, keep_tiers, r".+-[0-9a-f]{16}\.(tir|tap)")

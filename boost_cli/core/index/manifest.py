@@ -33,6 +33,8 @@ def load_manifest(root: Path) -> Optional[Dict[str, Any]]:
     for k in ("segments", "merge", "params", "stats", "commits"):
         if not isinstance(manifest.get(k), dict):
             raise damaged(f"{MANIFEST} lacks {k!r}")
+    if not isinstance(manifest.get("tiers"), list):
+        raise damaged(f"{MANIFEST} lacks 'tiers'")
     return manifest
 
 
