@@ -130,6 +130,7 @@ class Generation:
         self._dl: Optional[array[int]] = None
         self._field_dl: Optional[array[int]] = None
         self._max_chunks: Dict[int, int] = {}
+        self._tier_cc: Dict[int, array[int]] = {}
         self._live: Optional[bytes] = None
         self._tables: Dict[Tuple[str, float, float], _Rows] = {}
         self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
@@ -206,6 +207,14 @@ class Generation:
         if len(dl) != n:
             raise damaged(f"{self.merge.path.name}: tables disagree")
         return dl
+
+    def tier_chunk_content(self, t: int) -> array[int]:
+        """Tier ``t``'s chunks (tier-local ids) → global content id (`DEAD` for a copy's)."""
+        got = self._tier_cc.get(t)
+        if got is None:
+            base = self.tier_chunk_base[t]
+            got = self._tier_cc[t] = self.chunk_content[base : base + self.tiers[t].chunks]
+        return got
 
     def max_chunks(self, t: int) -> int:
         """The most chunks a content of tier ``t`` has."""

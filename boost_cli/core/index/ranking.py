@@ -39,7 +39,11 @@ from boost_cli.core.index.postings import Row
 MAX2_BONUS = 0.25  # max2: best chunk + MAX2_BONUS × second-best chunk
 LSE_TEMPERATURE = 2.0  # lse: T · ln Σ exp(score / T), a soft maximum (T: docs/benchmarks.md)
 _EPS = 1e-9  # bounds are raised by this much (relative) over float error in the sums
-_SEED = 4  # contents scored exactly after each whole list, beyond k, to raise the k-th
+_SEED = 4  # contents scored exactly up front, beyond k, to raise the k-th
+# A tier whose lists hold fewer postings than this is scored whole: skipping lists saves
+# less than looking postings up again for the contents they touch.
+SKIP_MIN = 4096
+_PROBE_COST = 8  # a bisection into a list, in postings scored whole
 
 Ranked = Tuple[float, int, int]  # (score, global content id, its best global chunk or -1)
 
@@ -133,26 +137,6 @@ def content_score(gen: Generation, acc: List[float], gcid: int, best: int, how: 
         return top + MAX2_BONUS * max(scores)
     t = LSE_TEMPERATURE
     return top + t * math.log(sum(math.exp((s - top) / t) for s in scores if s > 0.0))
-
-
-def _chunk_part(scores: Dict[int, float], n_chunks: int, how: str) -> Tuple[float, int]:
-    """`content_score` of a content whose matching chunks (content-relative or any ids,
-    ascending by key) scored ``scores``, and its best chunk (the smallest id among the
-    best): the same operations in the same order, so the same float."""
-    top = max(scores.values())
-    best = min(c for c, s in scores.items() if s == top)
-    if how == "max" or top <= 0.0:
-        return max(top, 0.0), best
-    ordered = [scores[c] for c in sorted(scores)]
-    if how == "max2":
-        if n_chunks < 2:
-            return top, best
-        ordered.remove(top)
-        if len(scores) < n_chunks:
-            ordered.append(0.0)  # a chunk without a query term
-        return top + MAX2_BONUS * max(ordered), best
-    t = LSE_TEMPERATURE
-    return top + t * math.log(sum(math.exp((s - top) / t) for s in ordered if s > 0.0)), best
 
 
 # --------------------------------------------------------------------------- top k
@@ -279,6 +263,11 @@ class _TierRanker:
         """The most a content none of whose postings was scored yet can score."""
         return _up((self.bound(r, self.max_n) if r > 0.0 else 0.0) + f)
 
+    def _length(self, kind: int, qi: int) -> int:
+        row = self.terms[qi].rows[self.t]
+        assert row is not None
+        return row.n if kind == 0 else row.fn
+
     def _chunks(self, qi: int) -> Tuple[array[int], bytes]:
         got = self.chunk_lists.get(qi)
         if got is None:
@@ -296,48 +285,110 @@ class _TierRanker:
         return got
 
     def run(self) -> None:
-        top = self.top
-        r = sum(ub for ub, kind, _ in self.lists if kind == 0)
-        f = sum(ub for ub, kind, _ in self.lists if kind == 1)
+        """Rank this tier's contents into the shared top k (module docstring)."""
+        postings = sum(self._length(kind, qi) for _, kind, qi in self.lists)
+        if postings >= SKIP_MIN and self._sparse_pays(postings):
+            self._seed()  # a higher k-th best score: fewer essential lists
+            skip = self._non_essential()
+            self._sparse(
+                [x for x in self.lists if (x[1], x[2]) not in skip],
+                [x for x in self.lists if (x[1], x[2]) in skip],
+            )
+            return
+        self._whole()
+
+    def _sparse_pays(self, postings: int) -> bool:
+        """Whether skipping the lists the k-th best score so far makes non-essential saves
+        more than it costs: each posting of the essential lists may make a candidate whose
+        exact score probes every list."""
+        skip = self._non_essential()
+        scored = sum(self._length(kind, qi) for _, kind, qi in self.lists if (kind, qi) not in skip)
+        return bool(skip) and scored * (1 + _PROBE_COST * len(self.lists)) < postings
+
+    def _accumulate(
+        self, lists: Sequence[Tuple[float, int, int]]
+    ) -> Tuple[array[float], Dict[int, float], List[array[int]]]:
+        """Score ``lists`` whole, in the given order: chunk partial sums (an array over the
+        tier's chunks), field partial sums (by tier-local content) and the lists' chunk ids."""
+        terms, rows, frows = self.terms, self.rows, self.frows
         acc = array("d", bytes(8 * self.tier.chunks))
         facc: Dict[int, float] = {}
         scored: List[array[int]] = []
-        rows, frows = self.rows, self.frows
-        for i, (ub, kind, qi) in enumerate(self.lists):
-            if top.kth() > self._unseen(r, f):
-                break  # the lists left can only add to contents already seen
-            q = self.terms[qi]
+        for _, kind, qi in lists:
             if kind == 0:
                 ids, tfs = self._chunks(qi)
-                w = q.w
+                w = terms[qi].w
                 for c, tf in zip(ids, tfs):
                     acc[c] += rows[c][tf] * w
                 scored.append(ids)
-                r -= ub
             else:
                 fids, ftfs = self._fields(qi)
-                wf = q.wf
+                wf = terms[qi].wf
                 get = facc.get
                 for g, tf in zip(fids, ftfs):
                     facc[g] = get(g, 0.0) + frows[g][tf] * wf
-                f -= ub
-            if i + 1 < len(self.lists) and not top.kth() > self._unseen(r, f):
-                self._seed(acc, facc, scored[-1] if kind == 0 else None)
-        r, f = max(r, 0.0), max(f, 0.0)
-        self._candidates(acc, facc, scored, r, f)
+        return acc, facc, scored
 
-    def _seed(self, acc: array[float], facc: Dict[int, float], ids: Optional[array[int]]) -> None:
-        """Score exactly the contents of the best few postings of the list just added."""
+    def _whole(self) -> None:
+        """Every list scored, in query order (chunk lists, then field lists: the two sums
+        are apart), so the partial sums are the exact scores; then the contents by bound."""
+        acc, facc, scored = self._accumulate(sorted(self.lists, key=lambda x: (x[1], x[2])))
+
+        def exact(gcid: int) -> None:
+            self.evaluated.add(gcid)
+            if self.accept is None or self.accept(gcid):
+                a, z = self._local_range(gcid)
+                self._offer(gcid, acc[a:z].tolist(), facc.get(gcid - self.ob))
+
+        self._candidates(acc, facc, scored, 0.0, 0.0, exact)
+
+    def _sparse(
+        self, essential: List[Tuple[float, int, int]], skipped: List[Tuple[float, int, int]]
+    ) -> None:
+        """MaxScore: the essential lists scored whole (partial sums: bounds only), then the
+        contents they touch by bound, each scored exactly from its postings in every list."""
+        acc, facc, scored = self._accumulate(essential)
+        r = sum(ub for ub, kind, _ in skipped if kind == 0)
+        f = sum(ub for ub, kind, _ in skipped if kind == 1)
+        self._candidates(acc, facc, scored, r, f, self._exact)
+
+    def _local_range(self, gcid: int) -> Tuple[int, int]:
+        first = self.gen.content_first
+        return first[gcid] - self.cb, first[gcid + 1] - self.cb
+
+    def _non_essential(self) -> Set[Tuple[int, int]]:
+        """Lists, lowest bounds first, that together cannot lift a content none of whose
+        other postings was scored to the k-th best score."""
+        kth = self.top.kth()
+        out: Set[Tuple[int, int]] = set()
+        r = f = 0.0
+        for ub, kind, qi in reversed(self.lists):
+            r2, f2 = (r + ub, f) if kind == 0 else (r, f + ub)
+            if not kth > self._unseen(r2, f2):
+                break
+            out.add((kind, qi))
+            r, f = r2, f2
+        return out
+
+    def _seed(self) -> None:
+        """Score exactly the contents of the best few postings of the list with the highest
+        bound, to start the k-th best score high."""
+        ub, kind, qi = self.lists[0]
         want = self.top.k + _SEED
-        cc, cb, ob = self.gen.chunk_content, self.cb, self.ob
-        if ids is not None:
+        gen, cc = self.gen, self.gen.chunk_content
+        if kind == 0:
+            ids, tfs = self._chunks(qi)
             step = max(1, len(ids) // 2048)
-            best = heapq.nlargest(want, ids[::step], key=acc.__getitem__)
-            contents = [cc[cb + c] for c in best]
+            rows = self.rows
+            part = [(rows[c][tf], c) for c, tf in zip(ids[::step], tfs[::step])]
+            contents = [cc[self.cb + c] for _, c in heapq.nlargest(want, part)]
         else:
-            contents = [ob + g for g in heapq.nlargest(want, facc, key=facc.__getitem__)]
+            fids, ftfs = self._fields(qi)
+            frows = self.frows
+            part = [(frows[g][tf], g) for g, tf in zip(fids, ftfs)]
+            contents = [self.ob + g for _, g in heapq.nlargest(want, part)]
         for gcid in dict.fromkeys(contents):
-            if gcid != DEAD and gcid not in self.evaluated and self.gen.live[gcid]:
+            if gcid != DEAD and gen.live[gcid] and gcid not in self.evaluated:
                 self._exact(gcid)
 
     def _candidates(
@@ -347,38 +398,68 @@ class _TierRanker:
         scored: List[array[int]],
         r: float,
         f: float,
+        exact: Callable[[int], None],
     ) -> None:
-        """Every content with a scored posting that could still enter, by bound."""
+        """The contents with a scored posting that could still enter, by falling bound
+        ``bound(best chunk + r, its chunks) + field + f`` (r, f: what skipped lists could
+        add), each scored by ``exact`` until the k-th best beats the next bound.
+
+        Chunks scoring at least a cut-off are looked at first (estimated from a sample of
+        the partial sums; the filtering is C-level); the cut-off is lowered until the k-th
+        best beats what a content whose chunks are all below it can score from them. Then
+        the contents below the cut-off that their field score could still lift.
+        """
         top, gen, how = self.top, self.gen, self.how
-        first = gen.content_first
-        cc, cb, ob = gen.chunk_content, self.cb, self.ob
-        fmax = max(facc.values(), default=0.0)
-        kth = top.kth()
-        cut = _floor(how, kth - fmax - f, self.max_n) - r if kth > -math.inf else -math.inf
-        best: Dict[int, float] = {}
-        get = best.get
-        for ids in scored:
-            for c in [c for c in ids if acc[c] >= cut]:
-                s = acc[c]
-                if s > get(cc[cb + c], -1.0):
-                    best[cc[cb + c]] = s
-        best.pop(DEAD, None)
+        first, ob, bound, fget = gen.content_first, self.ob, self.bound, facc.get
+        owner = gen.tier_chunk_content(self.t).__getitem__
+        step = max(1, sum(map(len, scored)) // 2048)
+        sample = sorted([acc[c] for ids in scored for c in ids[::step]], reverse=True)
+        depth = 32 * top.k // step + 1
+        best: Dict[int, int] = {}
+        while True:
+            kth = top.kth()
+            cut = sample[depth] if depth < len(sample) else -math.inf
+            # Below this no chunk can lift its content past the k-th best: the last cut.
+            last = _floor(how, kth - f, self.max_n) - r if kth > -math.inf else -math.inf
+            cut = max(cut, last)
+            chunks = list(dict.fromkeys([c for ids in scored for c in ids if acc[c] >= cut]))
+            chunks.sort(key=acc.__getitem__, reverse=True)
+            best = dict(zip(reversed(list(map(owner, chunks))), reversed(chunks)))
+            best.pop(DEAD, None)
+            bounds = [
+                (-_up(bound(acc[c] + r, first[j + 1] - first[j]) + fget(j - ob, 0.0) + f), j)
+                for j, c in best.items()
+                if j not in self.evaluated
+            ]
+            bounds.sort()
+            self._evaluate(bounds, exact)
+            if cut <= last or top.kth() > _up(bound(cut + r, self.max_n) + f):
+                break
+            depth *= 4
+        # Contents with a field score and no chunk at the cut-off or above.
         live = gen.live
-        bound = self.bound
-        cands: List[Tuple[float, int]] = []
-        for gcid, s in best.items():
-            n = first[gcid + 1] - first[gcid]
-            cands.append((-_up(bound(s + r, n) + facc.get(gcid - ob, 0.0) + f), gcid))
+        kth = top.kth()
+        lifted = []
         for g, fs in facc.items():
-            gcid = ob + g
-            if gcid in best or not live[gcid]:
+            j = ob + g
+            if j in best or j in self.evaluated or not live[j]:
                 continue
-            n = first[gcid + 1] - first[gcid]
-            chunk = bound(r, n) if r > 0.0 and n else 0.0
-            cands.append((-_up(chunk + fs + f), gcid))
-        cands.sort()
-        group = self.group
-        for negative, gcid in cands:
+            n = first[j + 1] - first[j]
+            if cut > -math.inf:
+                chunk = bound(cut + r, n)  # its chunks are all below the cut
+            else:
+                chunk = bound(r, n) if r > 0.0 and n else 0.0
+            ub = _up(chunk + fs + f)
+            if not kth > ub:
+                lifted.append((-ub, j))
+        lifted.sort()
+        self._evaluate(lifted, exact)
+
+    def _evaluate(self, bounds: List[Tuple[float, int]], exact: Callable[[int], None]) -> None:
+        """Score the contents of ``bounds`` ((-bound, content), by falling bound) with
+        ``exact`` until the k-th best beats the next bound."""
+        top, group = self.top, self.group
+        for negative, gcid in bounds:
             ub = -negative
             if top.kth() > ub:
                 break
@@ -387,48 +468,95 @@ class _TierRanker:
             cur = top.best.get(group[gcid] if group is not None else gcid)
             if cur is not None and cur[0] > ub:
                 continue  # its group already has a better member
-            self._exact(gcid)
+            exact(gcid)
+
+    def _offer(self, gcid: int, vals: List[float], field: Optional[float]) -> None:
+        """Offer content ``gcid`` whose chunks score ``vals`` (in chunk order) and whose
+        field scores ``field`` (None: no field posting) to the top k."""
+        first, end = self.gen.content_first[gcid], self.gen.content_first[gcid + 1]
+        if vals and max(vals) > 0.0:
+            part, best = _slice_part(vals, self.how)
+            chunk = first + best
+        elif field is not None:
+            part, chunk = 0.0, (first if end > first else -1)
+        else:
+            return  # no query term: not a match
+        score = part + (field if field is not None else 0.0)
+        group = self.group
+        self.top.offer(group[gcid] if group is not None else gcid, score, gcid, chunk)
+
+    def _in_field(self, qi: int, g: int) -> bool:
+        """Whether field list ``qi`` has a posting of content ``g``."""
+        fids, _ = self._fields(qi)
+        j = bisect_left(fids, g)
+        return j < len(fids) and fids[j] == g
+
+    def _chunk_score(self, c: int) -> float:
+        """Chunk ``c``'s score: every chunk list probed, added in query order."""
+        rows, s = self.rows, 0.0
+        for qi, q in enumerate(self.terms):
+            row = q.rows[self.t]
+            if row is not None and q.w and row.n:
+                ids, tfs = self._chunks(qi)
+                i = bisect_left(ids, c)
+                if i < len(ids) and ids[i] == c:
+                    s += rows[c][tfs[i]] * q.w
+        return s
+
+    def _field_score(self, g: int) -> float:
+        """Content ``g``'s field score: every field list probed, added in query order."""
+        frows, s = self.frows, 0.0
+        for qi, q in enumerate(self.terms):
+            row = q.rows[self.t]
+            if row is not None and q.wf and row.fn:
+                fids, ftfs = self._fields(qi)
+                j = bisect_left(fids, g)
+                if j < len(fids) and fids[j] == g:
+                    s = s + frows[g][ftfs[j]] * q.wf
+        return s
 
     def _exact(self, gcid: int) -> None:
-        """Score content ``gcid`` exactly (`accumulate`'s operations) and offer it."""
+        """Score content ``gcid`` exactly from its postings alone and offer it."""
         self.evaluated.add(gcid)
         if self.accept is not None and not self.accept(gcid):
             return
         gen = self.gen
-        first, end = gen.content_first[gcid], gen.content_first[gcid + 1]
-        a, z = first - self.cb, end - self.cb
+        a, z = gen.content_first[gcid] - self.cb, gen.content_first[gcid + 1] - self.cb
         g = gcid - self.ob
-        rows, frows = self.rows, self.frows
-        scores: Dict[int, float] = {}
-        get = scores.get
-        field = 0.0
+        vals = [0.0] * (z - a)
         has_field = False
         for qi, q in enumerate(self.terms):
             row = q.rows[self.t]
             if row is None:
                 continue
             if q.w and row.n:
-                ids, tfs = self._chunks(qi)
+                ids, _ = self._chunks(qi)
                 i, n = bisect_left(ids, a), len(ids)
                 while i < n and ids[i] < z:
-                    c = ids[i]
-                    scores[c] = get(c, 0.0) + rows[c][tfs[i]] * q.w
+                    if not vals[ids[i] - a]:
+                        vals[ids[i] - a] = self._chunk_score(ids[i])
                     i += 1
-            if q.wf and row.fn:
-                fids, ftfs = self._fields(qi)
-                j = bisect_left(fids, g)
-                if j < len(fids) and fids[j] == g:
-                    field = field + frows[g][ftfs[j]] * q.wf
-                    has_field = True
-        if scores:
-            part, best = _chunk_part(scores, z - a, self.how)
-            chunk = self.cb + best
-        elif has_field:
-            part, chunk = 0.0, (first if end > first else -1)
-        else:
-            return  # no query term: not a match
-        group = self.group
-        self.top.offer(group[gcid] if group is not None else gcid, part + field, gcid, chunk)
+            if q.wf and row.fn and not has_field:
+                has_field = self._in_field(qi, g)
+        self._offer(gcid, vals, self._field_score(g) if has_field else None)
+
+
+def _slice_part(vals: List[float], how: str) -> Tuple[float, int]:
+    """`content_score` of a content whose chunks (in order, 0.0 without a query term)
+    score ``vals``, with at least one above 0, and the index of its best chunk (the
+    first best): the same operations in the same order, so the same float."""
+    top = max(vals)
+    best = vals.index(top)
+    if how == "max":
+        return top, best
+    if how == "max2":
+        if len(vals) < 2:
+            return top, best
+        rest = list(vals)
+        rest.remove(top)
+        return top + MAX2_BONUS * max(rest), best
+    t = LSE_TEMPERATURE
+    return top + t * math.log(sum(math.exp((s - top) / t) for s in vals if s > 0.0)), best
 
 
 def top_groups(
