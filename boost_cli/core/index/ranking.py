@@ -43,7 +43,7 @@ _SEED = 4  # contents scored exactly up front, beyond k, to raise the k-th
 # A tier whose lists hold fewer postings than this is scored whole: skipping lists saves
 # less than looking postings up again for the contents they touch.
 SKIP_MIN = 4096
-_PROBE_COST = 8  # a bisection into a list, in postings scored whole
+_PROBE_COST = 2  # a bisection into a list, in postings scored whole
 
 Ranked = Tuple[float, int, int]  # (score, global content id, its best global chunk or -1)
 
@@ -412,9 +412,12 @@ class _TierRanker:
         top, gen, how = self.top, self.gen, self.how
         first, ob, bound, fget = gen.content_first, self.ob, self.bound, facc.get
         owner = gen.tier_chunk_content(self.t).__getitem__
-        step = max(1, sum(map(len, scored)) // 2048)
-        sample = sorted([acc[c] for ids in scored for c in ids[::step]], reverse=True)
-        depth = 32 * top.k // step + 1
+        sample: List[float] = []
+        step = depth = 1
+        if top.kth() == -math.inf:  # no k-th best yet to cut by: estimate a cut-off
+            step = max(1, sum(map(len, scored)) // 2048)
+            sample = sorted([acc[c] for ids in scored for c in ids[::step]], reverse=True)
+            depth = 32 * top.k // step + 1
         best: Dict[int, int] = {}
         while True:
             kth = top.kth()
@@ -485,60 +488,34 @@ class _TierRanker:
         group = self.group
         self.top.offer(group[gcid] if group is not None else gcid, score, gcid, chunk)
 
-    def _in_field(self, qi: int, g: int) -> bool:
-        """Whether field list ``qi`` has a posting of content ``g``."""
-        fids, _ = self._fields(qi)
-        j = bisect_left(fids, g)
-        return j < len(fids) and fids[j] == g
-
-    def _chunk_score(self, c: int) -> float:
-        """Chunk ``c``'s score: every chunk list probed, added in query order."""
-        rows, s = self.rows, 0.0
-        for qi, q in enumerate(self.terms):
-            row = q.rows[self.t]
-            if row is not None and q.w and row.n:
-                ids, tfs = self._chunks(qi)
-                i = bisect_left(ids, c)
-                if i < len(ids) and ids[i] == c:
-                    s += rows[c][tfs[i]] * q.w
-        return s
-
-    def _field_score(self, g: int) -> float:
-        """Content ``g``'s field score: every field list probed, added in query order."""
-        frows, s = self.frows, 0.0
-        for qi, q in enumerate(self.terms):
-            row = q.rows[self.t]
-            if row is not None and q.wf and row.fn:
-                fids, ftfs = self._fields(qi)
-                j = bisect_left(fids, g)
-                if j < len(fids) and fids[j] == g:
-                    s = s + frows[g][ftfs[j]] * q.wf
-        return s
-
     def _exact(self, gcid: int) -> None:
-        """Score content ``gcid`` exactly from its postings alone and offer it."""
+        """Score content ``gcid`` exactly from its postings alone and offer it: one
+        bisection into each list, its postings added in query order (as `accumulate`)."""
         self.evaluated.add(gcid)
         if self.accept is not None and not self.accept(gcid):
             return
-        gen = self.gen
-        a, z = gen.content_first[gcid] - self.cb, gen.content_first[gcid + 1] - self.cb
+        a, z = self._local_range(gcid)
         g = gcid - self.ob
+        rows, frows = self.rows, self.frows
         vals = [0.0] * (z - a)
-        has_field = False
+        field: Optional[float] = None
         for qi, q in enumerate(self.terms):
             row = q.rows[self.t]
             if row is None:
                 continue
             if q.w and row.n:
-                ids, _ = self._chunks(qi)
+                ids, tfs = self._chunks(qi)
                 i, n = bisect_left(ids, a), len(ids)
                 while i < n and ids[i] < z:
-                    if not vals[ids[i] - a]:
-                        vals[ids[i] - a] = self._chunk_score(ids[i])
+                    c = ids[i]
+                    vals[c - a] += rows[c][tfs[i]] * q.w
                     i += 1
-            if q.wf and row.fn and not has_field:
-                has_field = self._in_field(qi, g)
-        self._offer(gcid, vals, self._field_score(g) if has_field else None)
+            if q.wf and row.fn:
+                fids, ftfs = self._fields(qi)
+                j = bisect_left(fids, g)
+                if j < len(fids) and fids[j] == g:
+                    field = (field or 0.0) + frows[g][ftfs[j]] * q.wf
+        self._offer(gcid, vals, field)
 
 
 def _slice_part(vals: List[float], how: str) -> Tuple[float, int]:
