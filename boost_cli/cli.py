@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tupl
 
 from boost_cli import __version__, completion, topics
 from boost_cli.commands import render
-from boost_cli.core.errors import AmbiguousError, BoostError
+from boost_cli.core.errors import AmbiguousError, BoostError, from_os_error
 from boost_cli.core.models import ENGINES, KINDS
 from boost_cli.core.text import printable
 
@@ -245,6 +245,9 @@ def _add_show(sub: argparse._SubParsersAction) -> None:
     p = _sub(sub, "show", "print a skill, rule or workflow", "Print an entry's file, path and tap.")
     p.add_argument("name", help="NAME, TAP:NAME or TAP:PATH")
     p.add_argument("--json", action="store_true", help="entry fields and text as JSON")
+    p.add_argument(
+        "--raw", action="store_true", help="print the file as it is (control characters too)"
+    )
 
 
 def _add_reindex(sub: argparse._SubParsersAction) -> None:
@@ -280,6 +283,39 @@ def _add_reindex(sub: argparse._SubParsersAction) -> None:
         help="with --dense: do not ask before sending text to a remote provider",
     )
     p.add_argument("--json", action="store_true", help="machine-readable report")
+
+
+def _add_vectors(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "vectors",
+        "export or import one tap's dense vectors (embed once, share with a team)",
+        "Write a tap's vectors from the vector store to a file, or import such files: a "
+        "team embeds a registry once and everyone imports it. The file records the "
+        "embedder; import refuses a file of another embedder than the configured one.",
+    )
+    actions = p.add_subparsers(
+        dest="action", metavar="ACTION", required=True, help="export or import"
+    )
+    exp = actions.add_parser(
+        "export",
+        help="write TAP's vectors to FILE",
+        description="Write TAP's vectors (from 'boost reindex --dense', at the tap's current "
+        "commit) to FILE: deterministic JSON lines, the same bytes for the same vectors.",
+    )
+    exp.add_argument("tap", metavar="TAP", help="a tapped registry whose vectors are built")
+    exp.add_argument("file", metavar="FILE", help="where to write them")
+    imp = actions.add_parser(
+        "import",
+        help="load vectors files into the vector store",
+        description="Load each FILE's vectors into the vector store's cache and build its "
+        "tap from them, embedding nothing. The tap must be tapped; at another commit, the "
+        "texts that changed are left for 'boost reindex --dense'.",
+    )
+    imp.add_argument("files", nargs="+", metavar="FILE", help="files from 'boost vectors export'")
+    for action in (exp, imp):
+        action.add_argument("--json", action="store_true", help="machine-readable report")
+        _global_options(action, in_command=True)
 
 
 def _add_mcp(sub: argparse._SubParsersAction) -> None:
@@ -359,6 +395,7 @@ BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
     _add_search,
     _add_show,
     _add_reindex,
+    _add_vectors,
     _add_mcp,
     _add_discover,
     _add_doctor,
@@ -410,6 +447,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "search": ("search", "cmd_search"),
     "show": ("show", "cmd_show"),
     "reindex": ("reindex", "cmd_reindex"),
+    "vectors": ("vectors", "cmd_vectors"),
     "mcp": ("mcp", "cmd_mcp"),
     "discover": ("discover", "cmd_discover"),
     "doctor": ("doctor", "cmd_doctor"),
@@ -508,6 +546,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             # ripgrep's convention: the reader has what it wanted; exit 0, say nothing.
             _quiet_stdout()
             return 0
+        except OSError as os_err:  # a full disk, a read-only BOOST_HOME: one line and the fix
+            raise from_os_error(os_err) from os_err
     except BoostError as err:
         if args.debug:
             import traceback
@@ -522,7 +562,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.debug:
             raise
         render.err(
-            f"boost: internal error: {type(err).__name__}: {err} — rerun with --debug and report it"
+            f"boost: internal error: {type(err).__name__}: {printable(err)} — rerun with --debug and report it"
         )
         return 1
 

@@ -31,10 +31,15 @@ ENVIRONMENT: Sequence[Tuple[str, str, Tuple[str, ...]]] = (
     ("BOOST_EXPAND_TIMEOUT", "seconds query expansion may take", ("search",)),
     (
         "BOOST_EMBED_PROVIDER",
-        "embedding provider: voyage, openai, openai-compatible, hash or none",
-        ("reindex", "search", "mcp", "doctor"),
+        "embedding provider: local, voyage, openai, openai-compatible, hash or none "
+        "(default: the first configured; local when its extra is installed)",
+        ("reindex", "search", "mcp", "doctor", "vectors"),
     ),
-    ("BOOST_EMBED_MODEL", "embedding model (default: the provider's)", ("reindex", "search")),
+    (
+        "BOOST_EMBED_MODEL",
+        "embedding model (default: the provider's)",
+        ("reindex", "search", "vectors"),
+    ),
     (
         "BOOST_EMBED_BASE_URL",
         "an OpenAI-compatible embeddings server, e.g. http://127.0.0.1:8765/v1",
@@ -85,7 +90,15 @@ EXAMPLES: Dict[str, List[Tuple[str, str]]] = {
         ('boost search "write release notes" --explain', "how the ranking was made"),
     ],
     "show": [("boost show example:jest-runner", ""), ("boost show jest-runner --json", "")],
-    "reindex": [("boost reindex", "only changed taps"), ("boost reindex --force", "everything")],
+    "reindex": [
+        ("boost reindex", "only changed taps"),
+        ("boost reindex --force", "everything"),
+        ("boost reindex --dense", "and the vector store (pip install 'boost-skill-cli[local]')"),
+    ],
+    "vectors": [
+        ("boost vectors export example example.vectors.jsonl", "share a tap's vectors"),
+        ("boost vectors import example.vectors.jsonl", "use them: nothing is embedded"),
+    ],
     "mcp": [("claude mcp add boost -- boost mcp", "register it with Claude Code")],
     "discover": [('boost discover "pdf forms"', "needs gh, logged in")],
     "doctor": [("boost doctor", ""), ("boost doctor --json", "")],

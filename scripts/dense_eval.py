@@ -61,9 +61,9 @@ class QueryVectors:
 
     @staticmethod
     def key(config: Any, text: str) -> str:
-        from boost_cli.core.embed import model_id
+        from boost_cli.core.embed import cache_model
 
-        raw = f"{config.provider}\x1f{model_id(config)}\x1f{config.dimensions or 0}\x1f{text}"
+        raw = f"{config.provider}\x1f{cache_model(config)}\x1f{config.dimensions or 0}\x1f{text}"
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
     def get(self, config: Any, texts: Sequence[str]) -> Dict[str, List[float]]:
@@ -170,6 +170,10 @@ def hybrid_run(
 # --------------------------------------------------------------------------- fusion
 
 
+SCORE_NORMS = (("max", "max"), ("max", "unit"), ("max", "minmax"), ("max", "raw"))
+SCORE_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
+
+
 def configs() -> Iterable[Tuple[str, Dict[str, Any]]]:
     for depth in DEPTHS:
         for k in RRF_KS:
@@ -180,6 +184,22 @@ def configs() -> Iterable[Tuple[str, Dict[str, Any]]]:
                 f"minmax dense={w} depth={depth}",
                 {"method": "minmax", "weights": weights, "depth": depth},
             )
+        for lex_norm, sem_norm in SCORE_NORMS:
+            for w in SCORE_WEIGHTS:
+                for floor in (False, True):
+                    weights = {"bm25": round(1 - w, 2), "dense": w}
+                    norms = {"bm25": lex_norm, "dense": sem_norm}
+                    yield (
+                        f"scores {lex_norm}/{sem_norm} dense={w}{' floor' if floor else ''}"
+                        f" depth={depth}",
+                        {
+                            "method": "scores",
+                            "weights": weights,
+                            "norms": norms,
+                            "floor": floor,
+                            "depth": depth,
+                        },
+                    )
 
 
 def cmd_fusion(args: argparse.Namespace) -> int:
@@ -218,9 +238,26 @@ def _grid(results: Mapping[str, Dict[str, Any]], method: str, values: Sequence[A
         print(f"{v!s:>8} " + " ".join(cells))
 
 
+def _score_grid(results: Mapping[str, Dict[str, Any]]) -> None:
+    for lex_norm, sem_norm in SCORE_NORMS:
+        for floor in ("", " floor"):
+            print(
+                f"\nscores bm25/{lex_norm} + cosine/{sem_norm}{floor}: nDCG@10 (all) by "
+                "w_dense (rows) and depth (columns)"
+            )
+            print(f"{'w_dense':>8} " + " ".join(f"{d:>6}" for d in DEPTHS))
+            for w in SCORE_WEIGHTS:
+                name = f"scores {lex_norm}/{sem_norm} dense={w}{floor} depth={{}}"
+                cells = [
+                    f"{results[name.format(d)]['summary']['all']['ndcg@10']:6.3f}" for d in DEPTHS
+                ]
+                print(f"{w!s:>8} " + " ".join(cells))
+
+
 def print_fusion(results: Mapping[str, Dict[str, Any]]) -> None:
     _grid(results, "rrf", RRF_KS)
     _grid(results, "minmax", DENSE_WEIGHTS)
+    _score_grid(results)
     ranked = sorted(
         (n for n in results if n not in ("bm25", "dense")),
         key=lambda n: -results[n]["summary"]["all"]["ndcg@10"],

@@ -15,7 +15,11 @@ from tests.helpers import EXAMPLES, make_repo
 @pytest.fixture(autouse=True)
 def boost_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point BOOST_HOME at a fresh folder; every other BOOST_* setting and every provider
-    key is cleared, so LLM and embedding providers are unconfigured unless a test says so."""
+    key is cleared, and the [local] extra is not auto-detected even where it is installed,
+    so LLM and embedding providers are unconfigured unless a test says so."""
+    from boost_cli.core.embed import local
+
+    monkeypatch.setattr(local, "installed", lambda: False)
     home = tmp_path / "boost-home"
     monkeypatch.setenv("BOOST_HOME", str(home))
     for var in list(os.environ):

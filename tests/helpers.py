@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,17 @@ def run_boost(
         input=stdin,
         cwd=str(ROOT),
     )
+
+
+def indexed_example(base: Path, name: str = "example") -> Path:
+    """A home under ``base`` with a git copy of the example registry tapped as ``name`` and
+    its BM25 index built; returns the home."""
+    repo = make_repo(Path(shutil.copytree(EXAMPLES, base / "example-registry")))
+    home = base / "home"
+    for args in (["tap", str(repo), "--name", name], ["reindex"]):
+        r = run_boost(args, home)
+        assert r.returncode == 0, r.stderr
+    return home
 
 
 SKILL = """---

@@ -21,6 +21,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.errors",
             "boost_cli.core.paths",
             "boost_cli.core.atomic",
+            "boost_cli.core.lock",
             "boost_cli.core.config",
             "boost_cli.core.models",
             "boost_cli.core.text",

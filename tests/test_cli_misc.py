@@ -113,3 +113,37 @@ def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
         assert progress("indexing", Status()) is None
     finally:
         configure()
+
+
+def test_progress_shows_the_time_left_from_the_rate_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from boost_cli.commands.render import duration, progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("COLUMNS", "80")
+    tty = Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    now = [100.0]
+    report = progress("embedding", clock=lambda: now[0])
+    assert report is not None
+    report(10, 1000, "a")  # the first report sets the pace's origin
+    now[0] = 101.0
+    report(20, 1000, "a")  # 1 s: too early to guess
+    now[0] = 104.0
+    report(70, 1000, "b")  # 60 texts in 4 s: 930 left take 62 s
+    assert tty.getvalue().split("\r")[-1] == "  embedding 70/1000 · b · 1 min 02 s left\x1b[K"
+    report(5, 7)  # another total: a new count, no estimate yet
+    assert tty.getvalue().split("\r")[-1] == "  embedding 5/7\x1b[K"
+    assert [duration(s) for s in (0.4, 59.6, 61, 3599, 3600, 7322)] == [
+        "0 s",
+        "1 min 00 s",
+        "1 min 01 s",
+        "59 min 59 s",
+        "1 h 00 min",
+        "2 h 02 min",
+    ]

@@ -114,7 +114,7 @@ def test_defaults_bulk_without_network(
     from boost_cli.core import gitutil
     from boost_cli.core.errors import GitError
 
-    def offline(url: str, dest: Path, timeout: float = 1) -> None:
+    def offline(url: str, dest: Path, timeout: float = 1, hold: object = ()) -> None:
         raise GitError("git clone failed: unable to access (network down)")
 
     monkeypatch.setattr(gitutil, "clone", offline)

@@ -213,6 +213,24 @@ def test_incremental_by_commit_and_removed_taps(
     assert all(h.entry.tap == "alpha" for h in index.query("postgres migrations terraform"))
 
 
+def test_progress_counts_what_the_whole_build_sends(
+    tmp_path: Path, taps: List[TapSnapshot], store: Path
+) -> None:
+    calls: List[tuple] = []
+    build_dense(taps, config=HASH, path=store, progress=lambda *a: calls.append(a))
+    assert calls[-1] == (5, 5, "beta") and (3, 5, "alpha") in calls
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls)  # one count for all taps
+    twin = make_tap(tmp_path, "twin", ALPHA, "t1")  # alpha's files again: all cached
+    calls.clear()
+    build_dense([*taps, twin], config=HASH, path=store, progress=lambda *a: calls.append(a))
+    assert calls == []  # nothing to send, nothing to report
+    calls.clear()
+    build_dense(
+        [*taps, twin], config=HASH, path=store, force=True, progress=lambda *a: calls.append(a)
+    )
+    assert calls == []  # a forced rebuild from the cache sends nothing either
+
+
 def test_interrupted_build_resumes_without_resending(
     taps: List[TapSnapshot], store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

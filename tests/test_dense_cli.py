@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 from tests.embed_stubs import StubEmbedServer
-from tests.helpers import EXAMPLES, make_repo, run_boost
+from tests.helpers import indexed_example, run_boost
 
 SECRET = "sk-test-0123456789abcdefSECRET"
 VOYAGE_SECRET = "pa-test-voyage-9876543210SECRET"
@@ -85,12 +85,7 @@ def error_lines(stderr: str) -> List[str]:
 @pytest.fixture(scope="module")
 def tapped(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A home with the example registry tapped and the BM25 index built."""
-    base = tmp_path_factory.mktemp("dense-cli")
-    repo = make_repo(shutil.copytree(EXAMPLES, base / "example-registry"))
-    home = base / "tapped-home"
-    assert boost(["tap", str(repo), "--name", "example"], home).returncode == 0
-    assert boost(["reindex"], home).returncode == 0
-    return home
+    return indexed_example(tmp_path_factory.mktemp("dense-cli"))
 
 
 @pytest.fixture(scope="module")
@@ -445,7 +440,9 @@ def test_hybrid_fuses_copies_of_one_file_as_one_candidate() -> None:
         hit("z", "c", "dense", 0.8, "H3"),
     ]
     fused = (
-        HybridRetriever(Fixed("bm25", {"q": bm25}), Fixed("dense", {"q": dense})).query("q").hits
+        HybridRetriever(Fixed("bm25", {"q": bm25}), Fixed("dense", {"q": dense}), method="rrf")
+        .query("q")
+        .hits
     )
     assert [h.entry.qualified_name for h in fused] == ["x:a", "x:b", "z:c"]
     top = fused[0]

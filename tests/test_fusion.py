@@ -6,7 +6,16 @@ from typing import List, Optional, Tuple
 
 import pytest
 
-from boost_cli.core.fusion import collapse, fuse, merge_hits, minmax, rrf, weighted_minmax
+from boost_cli.core.fusion import (
+    collapse,
+    fuse,
+    merge_hits,
+    minmax,
+    normalise,
+    rrf,
+    weighted_minmax,
+    weighted_scores,
+)
 from boost_cli.core.models import Entry, Hit
 
 
@@ -56,6 +65,39 @@ def test_weighted_minmax_hand_computed() -> None:
     assert dict(weighted_minmax({"x": {"a": 1.0, "b": 0.0}}, {})) == {"a": 0.0, "b": 0.0}
 
 
+def test_normalise_each_way() -> None:
+    scores = {"a": 8.0, "b": 2.0, "c": 0.0}
+    assert normalise(scores, "max") == {"a": 1.0, "b": 0.25, "c": 0.0}
+    assert normalise(scores, "minmax") == {"a": 1.0, "b": 0.25, "c": 0.0}
+    assert normalise({"a": 0.6, "b": 0.2}, "minmax") == pytest.approx({"a": 1.0, "b": 0.0})
+    assert normalise({"a": 0.6, "b": -0.2}, "unit") == pytest.approx({"a": 0.8, "b": 0.4})
+    assert normalise({"a": 0.6}, "raw") == {"a": 0.6}
+    assert normalise({"a": 0.0}, "max") == {"a": 0.0} and normalise({}, "max") == {}
+    with pytest.raises(ValueError, match="unknown normalisation 'z'"):
+        normalise(scores, "z")
+
+
+def test_weighted_scores_hand_computed() -> None:
+    scores = {"bm25": {"a": 10.0, "b": 5.0}, "dense": {"b": 0.8, "d": 0.4, "a": 0.2}}
+    weights = {"bm25": 0.6, "dense": 0.4}
+    fused = weighted_scores(scores, weights, {"bm25": "max", "dense": "max"})
+    # a = .6·1 + .4·.25 = .7; b = .6·.5 + .4·1 = .7 (tie: a's best rank 1 beats b's 1 by id);
+    # d = .4·.5 = .2
+    assert [d for d, _ in fused] == ["a", "b", "d"]
+    assert dict(fused) == pytest.approx({"a": 0.7, "b": 0.7, "d": 0.2})
+    floored = dict(weighted_scores(scores, weights, {"bm25": "max", "dense": "max"}, True))
+    # d was not among BM25's: it gets BM25's lowest normalised score, .5
+    assert floored["d"] == pytest.approx(0.6 * 0.5 + 0.4 * 0.5)
+
+
+def test_the_default_fusion_is_max_normalised_scores() -> None:
+    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 10)
+    # bm25 /9: a 1, b 7/9, c 2/9; dense /.9: b 1, d 8/9, c 7/9 — weighted .6 / .4
+    assert [h.entry.name for h in hits] == ["b", "a", "c", "d"]
+    assert hits[0].score == pytest.approx(0.6 * 7 / 9 + 0.4)
+    assert dict(hits[0].ranks) == {"bm25": 2, "dense": 1}  # --explain shows both ranks
+
+
 # --------------------------------------------------------------------------- hybrid
 
 
@@ -80,7 +122,7 @@ def dense_hits() -> List[Hit]:
 
 
 def test_fuse_rrf_merges_hits_keeping_bm25_snippets() -> None:
-    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 3)
+    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 3, "rrf")
     # b: 1/62 + 1/61; c: 1/63 + 1/63; a: 1/61; d: 1/62
     assert [h.entry.name for h in hits] == ["b", "c", "a"]
     b, c, a = hits
@@ -92,13 +134,14 @@ def test_fuse_rrf_merges_hits_keeping_bm25_snippets() -> None:
 
 
 def test_fuse_minmax_and_depth() -> None:
-    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 10, "minmax")
+    weights = {"bm25": 0.3, "dense": 0.7}
+    hits = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 10, "minmax", weights=weights)
     # bm25 norm: a 1, b 5/7, c 0; dense norm: b 1, d .5, c 0
     # a .3; b .3·5/7 + .7 = .9143; d .35; c 0
     assert [h.entry.name for h in hits] == ["b", "d", "a", "c"]
     assert hits[0].score == pytest.approx(0.3 * 5 / 7 + 0.7)
     # depth 1 (k 1): each engine votes with its first file only.
-    one = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 1, depth=1)
+    one = fuse({"bm25": bm25_hits(), "dense": dense_hits()}, 1, "rrf", depth=1)
     assert [h.entry.name for h in one] == ["a"] and one[0].score == pytest.approx(1 / 61)
     with pytest.raises(ValueError, match="unknown fusion method"):
         fuse({}, 3, "sum")

@@ -8,6 +8,7 @@ message, and closing stdin must end the server with exit status 0.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
@@ -504,3 +506,94 @@ def test_tool_description_and_instructions_teach_keywords(server: McpProcess) ->
     prop = search["inputSchema"]["properties"]["keywords"]
     assert prop["type"] == "array" and prop["maxItems"] == 12 and "e.g." in prop["description"]
     _assert_clean_exit(server)
+
+
+def test_a_rerank_asked_for_and_impossible_is_a_note(server: McpProcess) -> None:
+    server.initialize()
+    result = server.call_result("boost_search", {"query": "test my React app", "rerank": True})
+    data = result["structuredContent"]
+    assert data["results"][0]["id"] == "example:jest-runner"  # BM25 order stands
+    assert any(n.startswith("rerank skipped: no LLM available") for n in data["notes"])
+    plain = server.call_result("boost_search", {"query": "test my React app"})
+    assert plain["structuredContent"]["notes"] == []  # not asked: nothing to say
+    _assert_clean_exit(server)
+
+
+def test_a_client_that_never_reads_stderr_still_gets_every_answer(tmp_path: Path) -> None:
+    """Issue 10 item 13: tools that keep failing write diagnostics to stderr; a client that
+    never reads it (the pipe fills at 64 KB) must still get every answer."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    # A bug stand-in: every boost_get_skill raises with a 2 KB message, so each failure
+    # logs a 2 KB+ traceback; 300 of them are ten times what the pipe holds.
+    (hook / "sitecustomize.py").write_text(
+        "from boost_cli.core import lookup\n\n\n"
+        "def _broken(name):\n"
+        "    raise RuntimeError('a bug ' + 'x' * 2000)\n\n\n"
+        "lookup.read = _broken\n"
+    )
+    server = McpProcess(tmp_path / "home", env={"PYTHONPATH": str(hook)})
+    try:
+        server.initialize()
+        calls = 300
+        for i in range(calls):
+            server.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1000 + i,
+                    "method": "tools/call",
+                    "params": {"name": "boost_get_skill", "arguments": {"name": "x"}},
+                }
+            )
+        server.send({"jsonrpc": "2.0", "id": "last", "method": "ping"})
+        for i in range(calls):
+            reply = server.receive(timeout=10)
+            assert reply["id"] == 1000 + i
+            assert reply["result"]["isError"] is True
+            assert "failed unexpectedly" in _text(reply["result"])
+        assert server.receive(timeout=10) == {"jsonrpc": "2.0", "id": "last", "result": {}}
+        # Once the client reads stderr, what was dropped is counted there.
+        assert server.proc.stderr is not None
+        chunks: List[bytes] = []
+        reader = threading.Thread(target=lambda: chunks.append(server.proc.stderr.read()))
+        reader.start()
+        time.sleep(0.5)
+        assert server.call("boost_get_skill", {"name": "x"})["result"]["isError"] is True
+        time.sleep(0.5)
+        assert server.close() == 0
+        reader.join(timeout=10)
+        log = b"".join(chunks).decode("utf-8", "replace")
+        assert "RuntimeError: a bug" in log  # the diagnostics that fit were kept
+        assert "log lines dropped: nobody read stderr" in log
+    finally:
+        server.kill()
+
+
+def test_the_stderr_log_drops_rather_than_blocks() -> None:
+    """Item 13, the handler alone: a pipe nobody reads never blocks `emit`."""
+    import logging
+
+    from boost_cli.core.mcp import StderrLog
+
+    read_fd, write_fd = os.pipe()
+    handler = StderrLog(write_fd, capacity=4)
+    logger = logging.getLogger("boost.test.stderrlog")
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        start = time.monotonic()
+        for i in range(5000):
+            logger.error("line %d %s", i, "y" * 200)  # ~1 MB: 16 times a pipe's buffer
+        assert time.monotonic() - start < 5
+        assert handler.dropped > 0
+        with os.fdopen(read_fd, "rb") as reader:
+            os.set_blocking(read_fd, False)
+            seen = b""
+            deadline = time.monotonic() + 10
+            while b"log lines dropped" not in seen and time.monotonic() < deadline:
+                with contextlib.suppress(BlockingIOError):
+                    seen += reader.read() or b""
+                time.sleep(0.01)
+        assert b"line 0 " in seen and b"log lines dropped: nobody read stderr" in seen
+    finally:
+        logger.removeHandler(handler)

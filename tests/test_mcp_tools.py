@@ -475,6 +475,7 @@ def test_rerank_is_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def fake_run(opts: search_mod.SearchOptions, **kwargs: Any) -> search_mod.SearchOutcome:
         seen.append(opts.rerank)
+        assert opts.expand == "none"  # the caller writes its own keywords
         return search_mod.SearchOutcome(hits=[], engine="bm25")
 
     monkeypatch.setattr(mcp_cmd.search, "run", fake_run)
@@ -488,4 +489,4 @@ def test_rerank_is_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
                 "params": {"name": "boost_search", "arguments": args},
             }
         )
-    assert seen == ["none", "auto", "none"]
+    assert seen == ["none", "required", "none"]

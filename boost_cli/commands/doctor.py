@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Mapping
+from typing import Any, Dict, Mapping
 
 from boost_cli.commands.render import YELLOW, color_enabled, emit_json, out, paint, say, width, wrap
 from boost_cli.core import status
@@ -45,6 +45,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     )
     if d.get("backend_note"):
         line(f"  {printable(d['backend_note'])}")
+    if d.get("embedder"):
+        line(f"embedder: {_embedder(d['embedder'])}; store {_mb(d['store_bytes'])}")
     llm = r["llm"]
     if llm["anthropic_api_key"]:
         line("rerank: Anthropic Messages API (ANTHROPIC_API_KEY is set)")
@@ -71,3 +73,17 @@ def size_text(disk: Mapping[str, int]) -> str:
 
 def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n < 10e6 else f"{n / 1e6:.0f} MB"
+
+
+def _embedder(e: Dict[str, Any]) -> str:
+    """The embedder in one line: ``local all-MiniLM-L6-v2-int8, in process (2 threads,
+    model 22.9 MB from …)`` or ``voyage voyage-3.5-lite, remote (api.voyageai.com)``."""
+    where = "remote" if e.get("remote") else "in process" if e["host"] == "local" else "local"
+    details = [f"{e['threads']} threads"] if "threads" in e else []
+    if e.get("model_bytes"):
+        details.append(f"model {e['model_bytes'] / 1e6:.1f} MB from {e['model_file']}")
+    details.append(e.get("problem") or "")
+    if e["host"] != "local":
+        details.insert(0, e["host"])
+    shown = "; ".join(d for d in details if d)
+    return f"{e['provider']} {e['model']}, {where}" + (f" ({shown})" if shown else "")

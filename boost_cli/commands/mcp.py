@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional
 from boost_cli.commands.render import err
 from boost_cli.core import discover, lookup, records, registry, retrieval, search, status
 from boost_cli.core.errors import BoostError
-from boost_cli.core.mcp import Handler, Registry, Server, ToolResult
+from boost_cli.core.mcp import Handler, Registry, Server, ToolResult, log_to_stderr
 from boost_cli.core.models import KINDS
 
 SEARCH_LIMIT = 8
@@ -198,9 +198,11 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
             limit=int(args.get("limit", SEARCH_LIMIT)),
             kind=args.get("kind"),
             taps=(args["tap"],) if args.get("tap") else (),
-            # The caller is an LLM already: reranking (a `claude -p` process or an API call)
-            # costs seconds per call, so it is opt-in here.
-            rerank="auto" if args.get("rerank") else "none",
+            # The caller is an LLM already: it writes the keywords itself (never expanded
+            # here), and reranking (a `claude -p` process or an API call) costs seconds per
+            # call, so it is opt-in; asked for and impossible, it says why in the notes.
+            rerank="required" if args.get("rerank") else "none",
+            expand="none",
             keywords=search.keyword_list(args.get("keywords") or ()),
         )
         result = search.run(opts, engines=engines)
@@ -347,10 +349,10 @@ INSTRUCTIONS = (
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="boost mcp: %(levelname)s %(message)s"
-    )
+    log = log_to_stderr(logging.WARNING)  # never blocks on a client that ignores stderr
     if sys.stdin.isatty():  # a person, not an MCP client (clients talk through pipes)
         err(BANNER)
     Server(build_registry(), instructions=INSTRUCTIONS).serve_stdio()
+    if log is not None:
+        log.flush_for(0.5)
     return 0

@@ -20,9 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
 def cmd_reindex(args: argparse.Namespace) -> int:
     taps = registry.require_taps(args.tap)
     t0 = time.perf_counter()
-    with Status() as line:
+    with Status() as line, indexing.steady_sources() as sources:  # no catalog read here
         line.show(f"  indexing · reading {len(taps)} tap{'' if len(taps) == 1 else 's'}")
-        sources = indexing.tap_sources()  # the config alone: no catalog is loaded here
         left = _left_label(args, sources)
         line.show(
             f"  indexing 0/{len(left.names)} · {left(0, 0, '')}"

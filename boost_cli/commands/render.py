@@ -22,6 +22,7 @@ import re
 import shutil
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from typing import IO, Any, Callable, List, Mapping, Optional, Sequence
 
@@ -288,18 +289,46 @@ class Status:
         self.clear()
 
 
+def duration(seconds: float) -> str:
+    """``seconds`` as a person reads a wait: "8 s", "3 min 05 s", "1 h 02 min"."""
+    whole = max(0, int(round(seconds)))
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+ETA_AFTER = 2.0  # seconds of progress before an estimate of the time left is worth showing
+
+
 def progress(
-    verb: str, status: Optional[Status] = None, label: Optional[Callable[..., str]] = None
+    verb: str,
+    status: Optional[Status] = None,
+    label: Optional[Callable[..., str]] = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Optional[Callable[..., None]]:
     """A ``(done, total, name="")`` callback drawing ``  <verb> <done>/<total> · <label>`` on
     ``status`` (default: a new one), or None when the status line is silent. ``label`` turns
-    the callback's arguments into the text after the count (default: ``name``)."""
+    the callback's arguments into the text after the count (default: ``name``).
+
+    Once the work has gone on for `ETA_AFTER` seconds the line ends with the time left
+    (`` · 3 min 05 s left``), from the rate since the first report of this ``total`` (a
+    new total starts a new count)."""
     status = status or Status()
     if not status.active:
         return None
+    first: List[float] = []  # when, done, total: the first report of this total
 
     def report(done: int, total: int, name: str = "", *rest: Any) -> None:
-        text = label(done, total, name) if label else name
+        now = clock()
+        if not first or first[2] != total or done < first[1]:
+            first[:] = [now, done, total]
+        spent, since = now - first[0], done - first[1]
+        parts = [label(done, total, name) if label else name]
+        if done < total and since > 0 and spent >= ETA_AFTER:
+            parts.append(f"{duration(spent * (total - done) / since)} left")
+        text = " · ".join(p for p in parts if p)
         status.show(f"  {verb} {done}/{total}{' · ' + text if text else ''}")
 
     return report

@@ -57,7 +57,10 @@ def cmd_search(args: argparse.Namespace) -> int:
             )
         if args.explain:
             out("")
-            for line in render_explain(result.diagnostics).splitlines():
+            # printable: the keywords shown may be an LLM's (model output)
+            for line in printable(
+                render_explain(result.diagnostics), keep_newlines=True
+            ).splitlines():
                 say(line, " " * (len(line) - len(line.lstrip()) + 2))
     detail(_summary(result.diagnostics))
     return 1 if args.exit_status and not result.hits else 0

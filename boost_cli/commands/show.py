@@ -1,4 +1,8 @@
-"""`boost show`: one entry's file, with where it lives."""
+"""`boost show`: one entry's file, with where it lives.
+
+The file comes from a registry: on a terminal its control sequences (cursor moves,
+clipboard writes, hyperlinks, bidi overrides) are shown escaped, never run; ``--raw``
+prints the bytes as they are, ``--json`` the exact text, JSON-escaped."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any, Dict
 
 from boost_cli.commands.render import emit_json, out
 from boost_cli.core import lookup
+from boost_cli.core.text import printable
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -24,9 +29,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         )
         emit_json(d)
         return 0
-    out(f"# {entry.qualified_name} [{entry.kind}]")
-    out(f"# file: {found.file}")
-    out(f"# tap: {snap.name} @ {snap.commit[:10]}  {found.url}")
+    out(printable(f"# {entry.qualified_name} [{entry.kind}]"))
+    out(printable(f"# file: {found.file}"))
+    out(printable(f"# tap: {snap.name} @ {snap.commit[:10]}  {found.url}"))
     out("")
-    out(found.text.rstrip("\n"))
+    body = found.text.rstrip("\n")
+    out(body if getattr(args, "raw", False) else printable(body, keep_newlines=True))
     return 0

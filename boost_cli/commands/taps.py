@@ -23,7 +23,7 @@ from boost_cli.commands.render import (
     table,
     width,
 )
-from boost_cli.core import gitutil, indexing, registry
+from boost_cli.core import gitutil, http, indexing, registry
 from boost_cli.core.errors import BoostError, UsageError
 from boost_cli.core.text import printable
 
@@ -226,7 +226,7 @@ def taps_table(taps: Sequence[registry.TapInfo], columns: Optional[int], style: 
                 c.get("workflow", 0),
                 t.commit[:7] or "-",
                 t.updated[:10],
-                t.source + missing,
+                http.redact(t.source) + missing,  # a source URL may carry a token
             ]
         )
     headers = ["TAP", "SKILLS", "RULES", "WORKFLOWS", "COMMIT", "UPDATED", "SOURCE"]
@@ -258,16 +258,18 @@ def cmd_update(args: argparse.Namespace) -> int:
         if r.error:
             failed += 1
             err(f"fail  {printable(r.name)}: {printable(r.error)}")
-        elif r.old_commit == r.new_commit:
+            continue
+        if r.repaired:
+            out(f"{r.name}: put back at {short(r.old_commit)} after an interrupted update")
+        if r.old_commit == r.new_commit:
             out(f"{printable(r.name)}: up to date at {short(r.new_commit)}")
         else:
             out(
                 f"{printable(r.name)}: {short(r.old_commit)} → {short(r.new_commit)} ({counts_delta(r.old_counts, r.new_counts)})"
             )
-        if not r.error:
-            _warn_uncommitted(registry.get_tap(r.name))
+        _warn_uncommitted(registry.get_tap(r.name))
     if not results:
         out("No taps to update.")
-    if any(r.old_commit != r.new_commit for r in results if not r.error):
+    if any(r.old_commit != r.new_commit or r.repaired for r in results if not r.error):
         _refresh()
     return 1 if failed else 0

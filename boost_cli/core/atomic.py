@@ -21,10 +21,15 @@ def write_bytes(path: PathLike, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:  # a full disk says nothing of where: name the file
+            if exc.filename is not None:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(target)) from exc
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -10,11 +10,15 @@ Recognised kinds:
 
 Safety: ``.git`` and ``node_modules`` are skipped; symlinks are never followed out of the
 tap (a symlinked folder is not entered at all; a symlinked file counts only when it resolves
-to a regular file inside the tap); files over 1 MB and binary files are skipped; text is
-decoded as UTF-8 with replacement. Malformed frontmatter never fails the scan: the entry
-is kept and the problem becomes a warning.
+to a regular file inside the tap and outside its ``.git``); a file or folder whose name is
+not valid UTF-8 is skipped with a warning; files over 1 MB and binary files are skipped;
+text is decoded as UTF-8 with replacement. Malformed frontmatter never fails the scan: the
+entry is kept and the problem becomes a warning.
 
-The per-tap result is cached under ``cache/catalog/<tap>.json`` keyed by commit.
+The per-tap result is cached under ``cache/catalog/<tap>.json`` keyed by commit. The cache
+is not trusted: `cached` checks its shape and every entry's path with the scan's own rules
+(`safe_path`), and anything off makes it a miss. Whether a scan may be cached at all (the
+clone really is at that commit) is the caller's call (`registry`).
 """
 
 from __future__ import annotations
@@ -22,12 +26,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import AbstractSet, Any, Dict, List, Optional, Tuple
 
 from boost_cli.core import atomic, frontmatter, paths
-from boost_cli.core.models import MAX_FILE_BYTES, Entry
+from boost_cli.core.models import KINDS, MAX_FILE_BYTES, Entry
 from boost_cli.core.text import clip
 
 CACHE_VERSION = 2
@@ -58,15 +63,13 @@ def classify(rel: str, skill_dirs: AbstractSet[str] = frozenset()) -> Optional[s
     ``skill_dirs`` are the folders (relative, "" for the root) that hold a SKILL.md:
     files inside them, other than a SKILL.md, are supporting files, not entries.
     """
-    p = PurePosixPath(rel)
-    if p.name == "SKILL.md":
+    folder, _, name = rel.rpartition("/")  # string work: this runs for every cached entry
+    if name == "SKILL.md":
         return "skill"
-    lower = p.name.lower()
-    if skill_dirs:
-        folder = str(p.parent) if str(p.parent) != "." else ""
-        if "" in skill_dirs or any(a in skill_dirs for a in _ancestors(folder)):
-            return None
-    parts = [x.lower() for x in p.parts[:-1]]
+    lower = name.lower()
+    if skill_dirs and ("" in skill_dirs or any(a in skill_dirs for a in _ancestors(folder))):
+        return None
+    parts = folder.lower().split("/") if folder else []
     if lower in RULE_FILES:
         return "rule"
     if any(x in RULE_FILES for x in parts) and lower.endswith((".md", ".mdc", ".txt")):
@@ -126,38 +129,77 @@ def _is_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
 
-def _within(root_real: str, path: str) -> bool:
+def _utf8(name: str) -> bool:
+    """Whether a name from the file system is valid UTF-8 (os gives undecodable bytes
+    back as lone surrogates, which no JSON file, terminal or index can carry)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """A file-system name as text: bytes that are not UTF-8 become ``\\xNN``."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _in_git_dir(rel_parts: Tuple[str, ...]) -> bool:
+    return any(part.casefold() == ".git" for part in rel_parts)
+
+
+def inside(root_real: str, path: str) -> bool:
+    """Whether ``path`` resolves to somewhere in the tap outside its ``.git``."""
     real = os.path.realpath(path)
-    return real == root_real or real.startswith(root_real + os.sep)
+    if real == root_real:
+        return True
+    if not real.startswith(root_real + os.sep):
+        return False
+    return not _in_git_dir(tuple(Path(real[len(root_real) + 1 :]).parts))
 
 
-def _walk(root: Path) -> Tuple[List[str], Dict[str, int]]:
-    """Every candidate file (POSIX path relative to root), never leaving the tap."""
+def _walk(root: Path) -> Tuple[List[str], Dict[str, int], List[str]]:
+    """Every candidate file (POSIX path relative to root), never leaving the tap; the
+    skip counts; warnings for names skipped because they are not UTF-8."""
     root_real = os.path.realpath(root)
     found: List[str] = []
-    skipped = {"symlink_outside": 0, "symlink_dir": 0}
+    warnings: List[str] = []
+    skipped = {"symlink_outside": 0, "symlink_dir": 0, "bad_name": 0}
+
+    def rel(path: str) -> str:
+        return Path(path).relative_to(root).as_posix()
+
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         keep = []
         for d in sorted(dirnames):
-            if d in SKIP_DIRS:
+            full = os.path.join(dirpath, d)
+            if d.casefold() in SKIP_DIRS:
                 continue
-            if os.path.islink(os.path.join(dirpath, d)):
+            if not _utf8(d):
+                skipped["bad_name"] += 1
+                warnings.append(f"{shown_name(rel(full))}: skipped, the name is not valid UTF-8")
+                continue
+            if os.path.islink(full):
                 skipped["symlink_dir"] += 1
                 continue
             keep.append(d)
         dirnames[:] = keep
         for f in sorted(filenames):
             full = os.path.join(dirpath, f)
-            if os.path.islink(full) and not (_within(root_real, full) and os.path.isfile(full)):
+            if not _utf8(f):
+                skipped["bad_name"] += 1
+                warnings.append(f"{shown_name(rel(full))}: skipped, the name is not valid UTF-8")
+                continue
+            if os.path.islink(full) and not (inside(root_real, full) and os.path.isfile(full)):
                 skipped["symlink_outside"] += 1
                 continue
-            found.append(Path(full).relative_to(root).as_posix())
-    return found, skipped
+            found.append(rel(full))
+    return found, skipped, warnings
 
 
 def scan_tap(tap: str, root: Path) -> ScanResult:
     """Scan the folder ``root`` of tap ``tap``. Never raises for bad content."""
-    files, skipped = _walk(root)
+    files, skipped, warnings = _walk(root)
     skipped.update({"too_large": 0, "binary": 0, "unreadable": 0})
     skill_dirs = {
         (str(PurePosixPath(f).parent) if "/" in f else "")
@@ -165,7 +207,6 @@ def scan_tap(tap: str, root: Path) -> ScanResult:
         if PurePosixPath(f).name == "SKILL.md"
     }
     entries: List[Entry] = []
-    warnings: List[str] = []
     for rel in files:
         kind = classify(rel, skill_dirs)
         if kind is None:
@@ -223,26 +264,100 @@ def _entry(tap: str, rel: str, kind: str, meta: Dict[str, Any], body: str) -> En
 # --------------------------------------------------------------------------- cache
 
 
+def safe_path(root: Path, rel: Any, checked: Optional[Dict[str, bool]] = None) -> bool:
+    """Whether ``rel`` names a file the scan could have found in the tap at ``root``: a
+    relative POSIX path without ``.``/``..`` parts, outside ``.git``, valid UTF-8, under
+    folders that are real folders (not symlinks), and either a regular file or a symlink
+    to one inside the tap. ``checked`` remembers folders already looked at."""
+    if not isinstance(rel, str) or not rel or "\x00" in rel or not _utf8(rel):
+        return False
+    parts = tuple(rel.split("/"))
+    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or _in_git_dir(parts):
+        return False
+    if os.name == "nt" and ("\\" in rel or ":" in rel):  # pragma: no cover - Windows
+        return False
+    memo = {} if checked is None else checked
+    base = os.fspath(root) + os.sep  # strings, not Paths: this runs for every cached entry
+    for depth in range(1, len(parts)):
+        folder = "/".join(parts[:depth])
+        if folder not in memo:
+            try:
+                mode = os.lstat(base + folder).st_mode
+            except OSError:
+                mode = 0
+            memo[folder] = stat.S_ISDIR(mode)
+        if not memo[folder]:
+            return False
+    full = base + rel
+    try:
+        mode = os.lstat(full).st_mode
+    except OSError:
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    return stat.S_ISLNK(mode) and inside(os.path.realpath(root), full) and os.path.isfile(full)
+
+
 def _cache_path(tap: str) -> Path:
     return paths.catalog_cache_dir() / f"{tap}.json"
 
 
-def load_tap(tap: str, root: Path, commit: str) -> ScanResult:
-    """The scan of ``tap`` at ``commit``: from the cache when it matches, else scanned and cached."""
-    cache = _cache_path(tap)
+def cached(tap: str, root: Path, commit: str) -> Optional[ScanResult]:
+    """The cached scan of ``tap`` at ``commit``, or None when there is none, it is for
+    another commit, or anything in it is not what a scan of ``root`` could have made."""
     try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("version") == CACHE_VERSION and data.get("commit") == commit:
-            return ScanResult(
-                tuple(Entry.from_dict(e) for e in data["entries"]),
-                tuple(data.get("warnings", ())),
-                dict(data.get("skipped", {})),
-            )
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # no cache, or an unreadable one: rescan below and overwrite it
-    result = scan_tap(tap, root)
+        data = json.loads(_cache_path(tap).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # no cache, or an unreadable one: the caller scans again
+    if not (
+        isinstance(data, dict)
+        and data.get("version") == CACHE_VERSION
+        and data.get("commit") == commit
+        and isinstance(data.get("entries"), list)
+        and isinstance(data.get("warnings", []), list)
+        and isinstance(data.get("skipped", {}), dict)
+    ):
+        return None
+    checked: Dict[str, bool] = {}
+    entries = []
+    for raw in data["entries"]:
+        entry = _cached_entry(raw, tap, root, checked)
+        if entry is None:
+            return None
+        entries.append(entry)
+    warnings = tuple(w for w in data.get("warnings", []) if isinstance(w, str))
+    skipped = {k: v for k, v in data.get("skipped", {}).items() if isinstance(v, int)}
+    return ScanResult(tuple(entries), warnings, skipped)
+
+
+def _cached_entry(raw: Any, tap: str, root: Path, checked: Dict[str, bool]) -> Optional[Entry]:
+    if not isinstance(raw, dict) or not all(
+        isinstance(raw.get(k), str) for k in ("name", "kind", "tap", "path")
+    ):
+        return None
+    if not isinstance(raw.get("meta", {}), dict) or not isinstance(raw.get("rel_dir", ""), str):
+        return None
+    try:
+        entry = Entry.from_dict(raw)
+    except (KeyError, TypeError, ValueError):
+        return None
+    folder = entry.path.rpartition("/")[0]
+    if (
+        entry.tap != tap
+        or entry.kind not in KINDS
+        or entry.rel_dir != folder
+        or classify(entry.path) != entry.kind
+        or not safe_path(root, entry.path, checked)
+    ):
+        return None
+    return entry
+
+
+def store(tap: str, commit: str, result: ScanResult) -> None:
+    """Cache ``result`` as the scan of ``tap`` at ``commit`` (only for a clone known to be
+    exactly that commit)."""
     atomic.write_json(
-        cache,
+        _cache_path(tap),
         {
             "version": CACHE_VERSION,
             "commit": commit,
@@ -251,6 +366,17 @@ def load_tap(tap: str, root: Path, commit: str) -> ScanResult:
             "skipped": result.skipped,
         },
     )
+
+
+def load_tap(tap: str, root: Path, commit: str, *, cache: bool = True) -> ScanResult:
+    """The scan of ``tap`` at ``commit``: from the cache when it is valid, else scanned and,
+    with ``cache``, cached."""
+    hit = cached(tap, root, commit)
+    if hit is not None:
+        return hit
+    result = scan_tap(tap, root)
+    if cache:
+        store(tap, commit, result)
     return result
 
 

@@ -1,17 +1,26 @@
 """The JSON config under BOOST_HOME: tapped registries and user settings.
 
-Shape: ``{"version": 1, "taps": {name: {...}}, "settings": {...}}``. Written atomically.
+Shape: ``{"version": 1, "taps": {name: {...}}, "settings": {...}}``. Written atomically;
+every read-modify-write goes through `edit()`, which holds the config lock, so two boost
+processes changing taps at once never lose each other's records. A file of the wrong
+shape is a `ConfigError` naming what is wrong, never a crash later on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any, Dict
+from pathlib import Path
+from typing import Any, Dict, Iterator, Optional
 
-from boost_cli.core import atomic, paths
-from boost_cli.core.errors import ConfigError
+from boost_cli.core import atomic, lock, paths
+from boost_cli.core.errors import ConfigError, os_fix
 
 CONFIG_VERSION = 1
+# Nobody holds the config lock for more than a read and an atomic write; waiting longer
+# than this means a process is stuck (stopped in a debugger, say).
+LOCK_SECONDS = 60.0
+_TEXT_FIELDS = ("source", "url", "commit", "added", "updated")
 
 
 def load() -> Dict[str, Any]:
@@ -21,8 +30,10 @@ def load() -> Dict[str, Any]:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {"version": CONFIG_VERSION, "taps": {}, "settings": {}}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text", _fix(path)) from exc
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+        raise ConfigError(f"cannot read {path}: {exc.strerror}", os_fix(exc)) from exc
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -30,14 +41,76 @@ def load() -> Dict[str, Any]:
             f"{path} is not valid JSON (line {exc.lineno})",
             f"fix or delete {path}; then re-add taps with 'boost tap'",
         ) from exc
-    if not isinstance(data, dict) or not isinstance(data.get("taps", {}), dict):
-        raise ConfigError(f"{path} has an unexpected shape", f"fix or delete {path}")
+    problem = shape_problem(data)
+    if problem:
+        raise ConfigError(f"{path} has an unexpected shape: {problem}", _fix(path))
     data.setdefault("version", CONFIG_VERSION)
     data.setdefault("taps", {})
     data.setdefault("settings", {})
     return data
 
 
+def _fix(path: Path) -> str:
+    return f"fix or delete {path}; then re-add taps with 'boost tap'"
+
+
+def shape_problem(data: Any) -> Optional[str]:
+    """What is wrong with the shape of a parsed config, or None when nothing is.
+
+    Tap names are not judged here: a record under a name boost would refuse (``..``,
+    say) is kept, ignored by every command and removable with ``boost untap``."""
+    if not isinstance(data, dict):
+        return f"expected a JSON object, found {_kind(data)}"
+    if "version" in data and not _is_int(data["version"]):
+        return "'version' is not a number"
+    if not isinstance(data.get("taps", {}), dict):
+        return "'taps' is not an object"
+    if not isinstance(data.get("settings", {}), dict):
+        return "'settings' is not an object"
+    for name, rec in data.get("taps", {}).items():
+        problem = _record_problem(rec)
+        if problem:
+            return f"tap {name!r}: {problem}"
+    return None
+
+
+def _record_problem(rec: Any) -> Optional[str]:
+    if not isinstance(rec, dict):
+        return f"expected an object, found {_kind(rec)}"
+    for key in _TEXT_FIELDS:
+        if key in rec and not isinstance(rec[key], str):
+            return f"{key!r} is not a string"
+    counts = rec.get("counts", {})
+    if not isinstance(counts, dict) or not all(
+        isinstance(k, str) and _is_int(v) for k, v in counts.items()
+    ):
+        return "'counts' does not map kinds to numbers"
+    if "warnings" in rec and not _is_int(rec["warnings"]):
+        return "'warnings' is not a number"
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    return {list: "a list", str: "a string", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
+
+
 def save(data: Dict[str, Any]) -> None:
-    """Write the config atomically."""
+    """Write the config atomically (callers that read it first use `edit()`)."""
     atomic.write_json(paths.config_path(), data)
+
+
+@contextlib.contextmanager
+def edit() -> Iterator[Dict[str, Any]]:
+    """The config to change in the ``with`` block, written back when the block ends
+    without an error; the config lock is held throughout, so no other boost process
+    reads or writes it in between."""
+    with lock.hold(paths.config_lock_path(), "the config", timeout=LOCK_SECONDS):
+        data = load()
+        yield data
+        save(data)

@@ -6,6 +6,8 @@ Every error carries *what happened* and, where there is one, *how to fix it*;
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import Optional, Sequence
 
 
@@ -71,6 +73,10 @@ class ConfigError(BoostError):
     exit_code = 7
 
 
+class BusyError(BoostError):
+    """Another boost process holds a lock boost waited for too long. Exit code 1."""
+
+
 class NoTapsError(BoostError):
     """Nothing is tapped yet, so there is nothing to search. Exit code 10."""
 
@@ -81,3 +87,33 @@ class NoTapsError(BoostError):
             "no registries are tapped yet",
             "run 'boost tap --defaults' for a starter set, or 'boost tap OWNER/REPO'",
         )
+
+
+# What to do about an OS error, by errno; anything else gets `_OS_FIX_OTHER`.
+_OS_FIXES = {
+    errno.ENOSPC: "free some disk space and retry",
+    getattr(errno, "EDQUOT", -1): "free some space within your disk quota and retry",
+    errno.EFBIG: "free some disk space (or raise the file-size limit) and retry",
+    errno.EROFS: "point BOOST_HOME at a writable folder",
+    errno.EACCES: "make it writable for you, or point BOOST_HOME at a folder you own",
+    errno.EPERM: "make it writable for you, or point BOOST_HOME at a folder you own",
+    errno.ENOTDIR: "point BOOST_HOME at a folder (a part of the path is a file)",
+    errno.ENAMETOOLONG: "point BOOST_HOME at a shorter path",
+    errno.EMFILE: "close other programs or raise the open-file limit (ulimit -n) and retry",
+}
+_OS_FIX_OTHER = "check the path and its permissions, then retry"
+
+
+def os_fix(exc: OSError) -> str:
+    """What to do about ``exc``, by its errno."""
+    return _OS_FIXES.get(exc.errno or 0, _OS_FIX_OTHER)
+
+
+def from_os_error(exc: OSError) -> BoostError:
+    """An OSError (full disk, read-only or misplaced BOOST_HOME, ...) as a one-line
+    BoostError: what failed on which path, and what to do about it."""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    where = exc.filename
+    if isinstance(where, (str, bytes)):
+        what = f"cannot use {os.fsdecode(where)}: {what}"
+    return BoostError(what, os_fix(exc))

@@ -2,19 +2,26 @@
 
 git always runs as an argument list (never a shell) with ``--`` before positional
 arguments, no terminal prompts, a protocol allow-list (https, ssh, file only: no
-``ext::``/``fd::`` or other remote helpers) and a timeout. Sources that look like
-options, carry control characters or name another transport are refused before
-git runs.
+``ext::``/``fd::`` or other remote helpers), no hooks, fsmonitor or background gc, and a
+timeout. Sources that look like options, carry control characters or name another
+transport are refused before git runs.
+
+A git boost starts dies with boost (on Linux, through the parent-death signal) and can be
+handed boost's lock descriptors (``hold``), so a lock stays held while any git boost
+started in a clone is still running; only a caller holding that clone's lock may clear
+git's own stale ``*.lock`` files (`clear_stale_locks`).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 from boost_cli.core.errors import GitError, SourceRefused
 
@@ -33,8 +40,15 @@ _PROTOCOL_CONFIG = (
     "-c", "protocol.ext.allow=never",
     "-c", "protocol.fd.allow=never",
     "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
     "-c", "submodule.recurse=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
 )  # fmt: skip
+LOCAL_TIMEOUT = 120.0  # git work that needs no network (reset, status, rev-parse)
+# Git's own lock files in a clone: what a killed git leaves behind.
+_GIT_LOCKS = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "shallow.lock", "config.lock",
+              "packed-refs.lock", "FETCH_HEAD.lock")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -143,8 +157,37 @@ def _env() -> dict:
     return env
 
 
-def run_git(args: Sequence[str], cwd: Optional[Path] = None, timeout: float = GIT_TIMEOUT) -> str:
-    """Run ``git <safety config> <args>`` and return stdout; raise GitError with git's message."""
+def _die_with_parent() -> Optional[Callable[[], None]]:
+    """A ``preexec_fn`` asking Linux to SIGKILL the child when boost dies (``kill -9``
+    included), or None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # boost died before the signal was armed
+            os._exit(1)
+
+    return preexec
+
+
+def run_git(
+    args: Sequence[str],
+    cwd: Optional[Path] = None,
+    timeout: float = GIT_TIMEOUT,
+    hold: Sequence[int] = (),
+) -> str:
+    """Run ``git <safety config> <args>`` and return stdout; raise GitError with git's message.
+
+    ``hold``: lock descriptors git inherits, so each lock stays held until git has exited
+    even if boost is killed first."""
     cmd: List[str] = ["git", *_PROTOCOL_CONFIG, *args]
     try:
         proc = subprocess.run(
@@ -155,12 +198,14 @@ def run_git(args: Sequence[str], cwd: Optional[Path] = None, timeout: float = GI
             capture_output=True,
             timeout=timeout,
             check=False,
+            pass_fds=tuple(hold) if os.name == "posix" else (),  # Windows cannot pass fds
+            preexec_fn=_die_with_parent(),
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed", "install git and try again") from exc
     except subprocess.TimeoutExpired as exc:
         raise GitError(
-            f"git {args[0]} timed out after {timeout:.0f} s", "check the network and retry"
+            f"git {_verb(args)} timed out after {timeout:.0f} s", "check the network and retry"
         ) from exc
     if proc.returncode != 0:
         lines = [
@@ -170,20 +215,28 @@ def run_git(args: Sequence[str], cwd: Optional[Path] = None, timeout: float = GI
             (ln for ln in lines if ln.lower().startswith(("fatal", "error"))),
             lines[-1] if lines else "",
         )
-        raise GitError(f"git {args[0]} failed: {msg or f'exit {proc.returncode}'}")
+        raise GitError(f"git {_verb(args)} failed: {msg or f'exit {proc.returncode}'}")
     return proc.stdout.decode("utf-8", "replace")
 
 
-def clone(url: str, dest: Path, timeout: float = GIT_TIMEOUT) -> None:
+def _verb(args: Sequence[str]) -> str:
+    return next((a for a in args if not a.startswith("-")), "")
+
+
+def clone(url: str, dest: Path, timeout: float = GIT_TIMEOUT, hold: Sequence[int] = ()) -> None:
     """Shallow-clone ``url`` into ``dest`` (which must not exist)."""
     run_git(
-        ["clone", "--depth", "1", "--no-tags", "--quiet", "--", url, str(dest)], timeout=timeout
+        ["clone", "--depth", "1", "--no-tags", "--quiet", "--", url, str(dest)],
+        timeout=timeout,
+        hold=hold,
     )
 
 
-def head_commit(repo: Path) -> str:
+def head_commit(repo: Path, hold: Sequence[int] = ()) -> str:
     """The commit checked out in ``repo``."""
-    return run_git(["rev-parse", "HEAD"], cwd=repo, timeout=30).strip()
+    return run_git(
+        ["rev-parse", "--verify", "HEAD^{commit}"], cwd=repo, timeout=30, hold=hold
+    ).strip()
 
 
 def uncommitted(url: str) -> int:
@@ -200,12 +253,71 @@ def uncommitted(url: str) -> int:
     return sum(1 for line in status.splitlines() if line.strip())
 
 
-def update(repo: Path, timeout: float = GIT_TIMEOUT) -> str:
-    """Fetch the remote head and move the clone to it; return the new commit."""
+def fetch(repo: Path, timeout: float = GIT_TIMEOUT, hold: Sequence[int] = ()) -> str:
+    """Fetch the remote head into ``repo`` (its files do not change); its commit."""
     run_git(
         ["fetch", "--depth", "1", "--no-tags", "--quiet", "origin", "HEAD"],
         cwd=repo,
         timeout=timeout,
+        hold=hold,
     )
-    run_git(["reset", "--hard", "--quiet", "FETCH_HEAD"], cwd=repo, timeout=60)
-    return head_commit(repo)
+    return run_git(
+        ["rev-parse", "--verify", "FETCH_HEAD^{commit}"], cwd=repo, timeout=30, hold=hold
+    ).strip()
+
+
+def checkout(repo: Path, commit: str, hold: Sequence[int] = ()) -> None:
+    """Make ``repo``'s files exactly ``commit``: reset, then remove every file git does not
+    track (ignored ones too: a fresh clone has none)."""
+    run_git(
+        ["reset", "--hard", "--quiet", commit, "--"], cwd=repo, timeout=LOCAL_TIMEOUT, hold=hold
+    )
+    run_git(["clean", "-ffdxq"], cwd=repo, timeout=LOCAL_TIMEOUT, hold=hold)
+
+
+def checkout_problem(repo: Path, commit: str, hold: Sequence[int] = ()) -> Optional[str]:
+    """Why ``repo``'s files are not exactly ``commit`` (HEAD elsewhere, changed, extra or
+    missing files), or None when they are. Takes no git lock, so it may run beside git."""
+    try:
+        head = head_commit(repo, hold)
+    except GitError as exc:
+        return f"its HEAD cannot be read ({exc.message})"
+    if head != commit:
+        return f"it is at {head[:10]}, not {commit[:10]}"
+    status = run_git(
+        [
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=all",
+            "--ignored",
+        ],
+        cwd=repo,
+        timeout=LOCAL_TIMEOUT,
+        hold=hold,
+    )
+    changed = [p for p in status.split("\0") if p]
+    if changed:
+        return f"{len(changed)} file{'' if len(changed) == 1 else 's'} differ from that commit"
+    return None
+
+
+def clear_stale_locks(repo: Path) -> List[str]:
+    """Delete git's lock files in ``repo`` (what a killed git leaves); their paths.
+
+    Only for a caller holding the clone's boost lock: every git boost runs in a clone
+    inherits that lock, so holding it means no git of boost's is running there."""
+    git_dir = repo / ".git"
+    found = [git_dir / name for name in _GIT_LOCKS]
+    for sub in ("refs", "logs"):
+        if (git_dir / sub).is_dir():
+            found.extend(git_dir.joinpath(sub).rglob("*.lock"))
+    removed = []
+    for path in found:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(str(path.relative_to(repo)))
+    return removed

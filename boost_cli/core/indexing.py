@@ -1,18 +1,40 @@
 """The write paths of the search indexes: `boost reindex`, and the incremental refresh that
 `tap`, `update` and `untap` run so an existing index follows the taps. A search never
-writes; these are the only callers of the index and vector-store builds."""
+writes; these are the only callers of the index and vector-store builds.
+
+Builds read the clones through `registry.held` (`steady_sources`, `steady_snapshots`): each tap's lock is held (shared)
+while the index reads its files, so no `boost update` changes them meanwhile, and a clone
+whose update was interrupted is put back first. A tap whose clone had to be put back is
+flagged ``repaired``: what the index holds for it may have been built from a half-updated
+tree under the very key it has now, so the next build redoes it (``force_taps``) and then
+clears the flag.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from boost_cli.core import config, paths, registry
 from boost_cli.core.errors import ProviderError
 from boost_cli.core.models import TapSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
+    from boost_cli.core.dense import ImportReport, VectorFile
     from boost_cli.core.embed import EmbedConfig
     from boost_cli.core.index import BuildReport, TapSource
 
@@ -20,46 +42,63 @@ Progress = Optional[Callable[..., None]]
 DEFAULT_UNIT = "entry"
 
 
-def tap_sources(names: Sequence[str] = ()) -> List[TapSource]:
-    """Every present tap as the index build first sees it: from the config alone, its
-    entries loaded only if its segment must be rebuilt (in a worker, when there is one)."""
+@contextlib.contextmanager
+def steady_sources(names: Sequence[str] = ()) -> Iterator[List[TapSource]]:
+    """Every present tap (or the named ones) as the index build first sees it, its clone
+    held steady for the ``with`` block (see above): from the config alone, its entries
+    loaded only if its segment must be rebuilt (in a worker, when there is one)."""
     from boost_cli.core import index
 
     scan = registry.scan_version()
-    return [
-        index.TapSource(
-            name=t.name,
-            commit=t.commit,
-            root=root,
-            scan=scan,
-            load=partial(registry.load_snapshot, t.name, t.commit, str(root)),
-            entries=sum(t.counts.values()),
-        )
-        for t, root in registry.present(names)
-    ]
+    with registry.held(names) as taps:
+        yield [
+            index.TapSource(
+                name=t.name,
+                commit=t.commit,
+                root=root,
+                scan=scan,
+                load=partial(registry.load_snapshot, t.name, t.commit, str(root)),
+                entries=sum(t.counts.values()),
+            )
+            for t, root in taps
+        ]
+
+
+@contextlib.contextmanager
+def steady_snapshots() -> Iterator[List[TapSnapshot]]:
+    """Every tap's snapshot, its clone held steady for the ``with`` block (see above)."""
+    with registry.held_snapshots() as snaps:
+        yield snaps
 
 
 def reindex(
-    sources: Optional[Sequence[TapSource]] = None,
+    sources: Optional[Sequence[Union[TapSource, TapSnapshot]]] = None,
     *,
     force: bool = False,
     force_taps: Sequence[str] = (),
     progress: Progress = None,
     workers: Optional[int] = None,
 ) -> BuildReport:
-    """Build the BM25 index for ``sources`` (default: `tap_sources()`): only taps whose
-    commit changed are loaded and redone; with nothing changed it reads the config and the
-    manifest, and stats files. ``workers``: at most this many worker processes (None: as
-    the machine allows)."""
+    """Build the BM25 index for ``sources`` (default: every tap, `steady_sources`): only
+    taps whose commit changed are loaded and redone, plus ``force_taps`` and every tap
+    flagged ``repaired``; with nothing changed it reads the config and the manifest, and
+    stats files. ``workers``: at most this many worker processes (None: as the machine
+    allows)."""
     from boost_cli.core import index
 
-    return index.build(
-        tap_sources() if sources is None else sources,
-        force=force,
-        force_taps=tuple(force_taps),
-        progress=progress,
-        workers=workers,
+    if sources is None:
+        with steady_sources() as held:
+            return reindex(
+                held, force=force, force_taps=force_taps, progress=progress, workers=workers
+            )
+    repaired = {t.name: t.commit for t in registry.list_taps() if t.repaired}
+    redo = {s.name: s.commit for s in sources if repaired.get(s.name) == s.commit}
+    forced = sorted(set(force_taps) | set(redo))
+    report = index.build(
+        sources, force=force, force_taps=tuple(forced), progress=progress, workers=workers
     )
+    registry.clear_repaired(redo)
+    return report
 
 
 def indexed_commits() -> Dict[str, str]:
@@ -103,3 +142,22 @@ def build_dense(
     from boost_cli.core import dense
 
     return dense.build_dense(snaps, config=embedder, unit=unit, force=force, progress=progress)
+
+
+def export_vectors(tap: str, out: Path) -> VectorFile:
+    """Write tapped ``tap``'s vectors (the store must hold them at its commit) to ``out``."""
+    from boost_cli.core import dense
+
+    info = registry.get_tap(tap)
+    return dense.export_tap(paths.vectors_path(), tap, info.commit, info.source, out)
+
+
+def import_vectors(path: Path, unit: Optional[str] = None) -> ImportReport:
+    """Import a vectors file for the configured embedder (`dense.import_vectors`)."""
+    from boost_cli.core import dense
+
+    found = dense.load_file(path)
+    embedder, chosen = dense_settings(unit)
+    with registry.held_snapshots([found.tap]) as snaps:  # its clone steady while read
+        snapshot = snaps[0] if snaps else None
+        return dense.import_vectors(found, path, snapshot, embedder, chosen, paths.vectors_path())

@@ -10,7 +10,11 @@ Two transports:
   ``x-api-key``: one retry on 429/5xx/529 (honouring ``retry-after`` up to 2 s), none on
   4xx; redirects refused.
 * ``cli`` — ``claude -p --output-format json`` with the prompt on stdin, run as an
-  argument list (never a shell), built-in tools and MCP servers off, killed on timeout.
+  argument list (never a shell), built-in tools and MCP servers off, killed (with
+  anything it started) at the deadline or once it prints more than `MAX_CLI_OUTPUT`.
+
+Every answer is read up to a cap (`MAX_ANSWER_BYTES`, `MAX_CLI_OUTPUT`): a rerank needs
+kilobytes, and a server or CLI that sends more is not read further.
 
 ``auto`` picks ``api`` when ANTHROPIC_API_KEY is set, else ``cli`` when `claude` is on
 PATH. The API key never appears in a reason, a log line or an exception message.
@@ -25,7 +29,18 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Protocol, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Tuple,
+    Union,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import subprocess
@@ -46,6 +61,9 @@ DEFAULT_BACKOFF = 0.5
 # Don't start a retry that could not finish: it needs at least this much of the deadline left.
 MIN_ATTEMPT_SECONDS = 0.2
 MAX_ANSWER_CHARS = 100_000
+MAX_ANSWER_BYTES = 4 * 1024 * 1024  # a Messages API body; a rerank answer is kilobytes
+MAX_CLI_OUTPUT = 4 * 1024 * 1024  # what `claude -p` may print on stdout
+MAX_CLI_ERRORS = 64 * 1024  # what is kept of its stderr (the rest is read and dropped)
 
 NO_LLM = "no LLM available (set ANTHROPIC_API_KEY or install the claude CLI)"
 
@@ -312,6 +330,7 @@ def _call_api(
         timeout=max(deadline - time.monotonic(), 0.0),
         retry=retry,
         secrets=(api_key,),
+        max_body=MAX_ANSWER_BYTES,
     )
     if isinstance(outcome, http.Unreachable):
         if outcome.timed_out:
@@ -319,6 +338,10 @@ def _call_api(
             return LLMFailure(f"Messages API timed out{after}", "api")
         shown = http.redact(url)
         return LLMFailure(f"could not reach {shown}: {clip(outcome.detail, 200)}", "api")
+    if outcome.ok and outcome.too_large:
+        return LLMFailure(
+            f"the Messages API answer is larger than {MAX_ANSWER_BYTES // (1024 * 1024)} MB", "api"
+        )
     if outcome.ok:
         return _answer_text(outcome.body)
     return LLMFailure(
@@ -394,6 +417,60 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.kill()
 
 
+def _communicate(
+    proc: subprocess.Popen[bytes], data: bytes, deadline: float
+) -> Tuple[bytes, bytes, Optional[str]]:
+    """Feed ``data`` to ``proc`` and read its output until it exits, within ``deadline``:
+    (stdout, stderr, problem). ``problem`` is "timeout" or "too large" (stdout passed
+    `MAX_CLI_OUTPUT`; stderr is only ever kept up to `MAX_CLI_ERRORS`), and then the
+    process and its group are killed. Readers are threads, so no pipe can block another."""
+    import subprocess
+    import threading
+
+    out: List[bytes] = []
+    err: List[bytes] = []
+    too_large = threading.Event()
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError):  # it may exit (or close stdin) without reading
+            proc.stdin.write(data)
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+
+    def drain(stream: Any, into: List[bytes], limit: int, fatal: bool) -> None:
+        kept = 0
+        with contextlib.suppress(OSError, ValueError):
+            for chunk in iter(lambda: stream.read1(65536), b""):
+                if kept < limit:
+                    into.append(chunk[: limit - kept])
+                kept += len(chunk)
+                if kept > limit and fatal:
+                    too_large.set()
+                    _kill(proc)
+                    return
+
+    threads = [
+        threading.Thread(target=feed, daemon=True),
+        threading.Thread(target=drain, args=(proc.stdout, out, MAX_CLI_OUTPUT, True), daemon=True),
+        threading.Thread(target=drain, args=(proc.stderr, err, MAX_CLI_ERRORS, False), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    problem: Optional[str] = None
+    try:
+        proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        problem = "timeout"
+        _kill(proc)
+        proc.wait()
+    for thread in threads[1:]:  # what a surviving grandchild still holds open is not waited on
+        thread.join(timeout=max(deadline - time.monotonic(), 0.1))
+    if too_large.is_set():
+        problem = "too large"
+    return b"".join(out), b"".join(err), problem
+
+
 def _call_cli(
     system: str, user: str, model: str, claude: str, env: Mapping[str, str], deadline: float
 ) -> Union[str, LLMFailure]:
@@ -433,12 +510,13 @@ def _call_cli(
         )
     except OSError as err:
         return LLMFailure(f"could not run the claude CLI: {clip(str(err), 200)}", "cli")
-    try:
-        out, err_bytes = proc.communicate(user.encode("utf-8"), timeout=remaining)
-    except subprocess.TimeoutExpired:
-        _kill(proc)
-        proc.communicate()
+    out, err_bytes, problem = _communicate(proc, user.encode("utf-8"), deadline)
+    if problem == "timeout":
         return LLMFailure(f"claude CLI timed out after {remaining:.1f} s", "cli")
+    if problem == "too large":
+        return LLMFailure(
+            f"the claude CLI printed more than {MAX_CLI_OUTPUT // (1024 * 1024)} MB", "cli"
+        )
     stdout = out.decode("utf-8", errors="replace")
     stderr = err_bytes.decode("utf-8", errors="replace")
     log.debug("claude CLI exited %d (%d bytes out)", proc.returncode, len(out))

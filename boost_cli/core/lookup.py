@@ -42,24 +42,21 @@ def read(name: str) -> Found:
 def find(snapshots: Sequence[TapSnapshot], name: str) -> Tuple[TapSnapshot, Entry]:
     """The one entry called ``name`` (``tap:name``, ``tap:path`` or a bare name).
 
+    Tap names never hold ':', so the text before the first ':' is the tap when a tap has
+    that name; an entry's own name may hold ':' (``tap:git:commit`` is ``git:commit`` in
+    ``tap``), and ``git:commit`` alone is a bare name when no tap is called ``git``.
     A bare name matching entries in several places raises AmbiguousError listing them;
     byte-identical copies of one file do not count as ambiguity (the first tap wins).
     """
-    tap, _, bare = name.rpartition(":") if ":" in name else ("", "", name)
-    pool = [s for s in snapshots if not tap or s.name == tap]
-    if tap and not pool:
-        raise NotFoundError(f"no tap named {tap!r}", "see 'boost taps' for the tapped registries")
-    matches: List[Tuple[TapSnapshot, Entry]] = []
-    for snap in pool:
-        for e in snap.entries:
-            if e.name == bare or e.path == bare or e.rel_dir == bare:
-                matches.append((snap, e))
-    if not matches:
-        lowered = bare.lower()
-        for snap in pool:
-            for e in snap.entries:
-                if e.name.lower() == lowered:
-                    matches.append((snap, e))
+    head, colon, rest = name.partition(":")
+    if colon and any(s.name == head for s in snapshots):
+        matches = _matches([s for s in snapshots if s.name == head], rest)
+        if not matches:  # maybe a bare name that starts like a tap: "tap:x" named so
+            matches = _matches(snapshots, name)
+    elif colon and not _named_anywhere(snapshots, name):
+        raise NotFoundError(f"no tap named {head!r}", "see 'boost taps' for the tapped registries")
+    else:
+        matches = _matches(snapshots, name)
     if not matches:
         raise NotFoundError(
             f"no skill, rule or workflow named {name!r}", "find one with 'boost search QUERY'"
@@ -81,8 +78,33 @@ def find(snapshots: Sequence[TapSnapshot], name: str) -> Tuple[TapSnapshot, Entr
     return matches[0]
 
 
+def _matches(pool: Sequence[TapSnapshot], bare: str) -> List[Tuple[TapSnapshot, Entry]]:
+    """Entries in ``pool`` whose name, path or folder is ``bare``; else, whose name is
+    ``bare`` in another case."""
+    matches = [
+        (snap, e)
+        for snap in pool
+        for e in snap.entries
+        if e.name == bare or e.path == bare or e.rel_dir == bare
+    ]
+    if not matches:
+        lowered = bare.lower()
+        matches = [(snap, e) for snap in pool for e in snap.entries if e.name.lower() == lowered]
+    return matches
+
+
 def _dup_name(matches: Sequence[Tuple[TapSnapshot, Entry]], entry: Entry) -> bool:
     return sum(1 for _, e in matches if e.qualified_name == entry.qualified_name) > 1
+
+
+def _named_anywhere(snapshots: Sequence[TapSnapshot], name: str) -> bool:
+    """Whether some entry's name (any case), path or folder is ``name`` itself."""
+    lowered = name.lower()
+    return any(
+        e.name.lower() == lowered or e.path == name or e.rel_dir == name
+        for s in snapshots
+        for e in s.entries
+    )
 
 
 # --------------------------------------------------------------------------- a skill's folder
@@ -172,5 +194,8 @@ def read_in_folder(found: Found, rel: str) -> str:
 
 
 def _inside(root_real: str, path: str) -> bool:
-    real = os.path.realpath(path)
-    return real == root_real or real.startswith(root_real + os.sep)
+    """Whether ``path`` resolves inside ``root_real`` and outside any ``.git`` there: the
+    scan's rule (a skill at the tap's root must not hand out the clone's .git/config)."""
+    from boost_cli.core.catalog import inside
+
+    return inside(root_real, path)

@@ -7,13 +7,26 @@ and every caller sees it immediately.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+
+# A tap name: what `gitutil.safe_name` makes, so it is a folder name on every platform.
+_TAP_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 
 
 def boost_home() -> Path:
     """The root of everything boost writes (``$BOOST_HOME``, default ``~/.boost``)."""
     env = os.environ.get("BOOST_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".boost"
+    try:
+        return Path(env).expanduser() if env else Path.home() / ".boost"
+    except RuntimeError as exc:  # "~nosuchuser/...", or no home directory at all
+        from boost_cli.core.errors import ConfigError
+
+        shown = repr(env) if env else "your home directory"
+        raise ConfigError(
+            f"cannot find the home folder in BOOST_HOME={shown}" if env else f"cannot find {shown}",
+            "set BOOST_HOME to an absolute path, e.g. BOOST_HOME=/path/to/boost-home",
+        ) from exc
 
 
 def repos_dir() -> Path:
@@ -46,14 +59,40 @@ def vectors_path() -> Path:
     return cache_dir() / "vectors.sqlite"
 
 
+def locks_dir() -> Path:
+    """Lock files (see `lock`): one for the config, one per tap."""
+    return boost_home() / "locks"
+
+
+def config_lock_path() -> Path:
+    """Held while `config.json` is read, changed and written back."""
+    return locks_dir() / "config.lock"
+
+
+def tap_lock_path(name: str) -> Path:
+    """Held while tap ``name``'s clone changes (exclusive) or is indexed (shared)."""
+    check_tap_name(name)
+    return locks_dir() / f"tap-{name}.lock"
+
+
+def is_tap_name(name: object) -> bool:
+    """Whether ``name`` is a valid tap name: 1-100 of ``[A-Za-z0-9._-]``, not starting
+    with '.' or '-' (so never '.', '..' or a temporary folder's name)."""
+    return isinstance(name, str) and _TAP_NAME.fullmatch(name) is not None
+
+
+def check_tap_name(name: str) -> str:
+    """``name``, or UsageError when it is not a valid tap name."""
+    if not is_tap_name(name):
+        from boost_cli.core.errors import UsageError
+
+        raise UsageError(
+            f"invalid tap name {name!r}",
+            "use letters, digits, '.', '_' and '-' only, starting with a letter or digit",
+        )
+    return name
+
+
 def tap_dir(name: str) -> Path:
     """The clone of tap ``name``; refuses any name that would leave ``repos/``."""
-    from boost_cli.core.errors import UsageError
-
-    if not name or name in (".", "..") or "/" in name or "\\" in name or "\x00" in name:
-        raise UsageError(f"invalid tap name {name!r}", "use letters, digits, '.', '_' and '-' only")
-    root = repos_dir().resolve()
-    path = (root / name).resolve()
-    if path.parent != root:
-        raise UsageError(f"invalid tap name {name!r}", "use letters, digits, '.', '_' and '-' only")
-    return repos_dir() / name
+    return repos_dir() / check_tap_name(name)

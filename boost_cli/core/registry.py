@@ -2,29 +2,83 @@
 
 `add`, `remove` and `update` change the clones and the config; `snapshots()` gives the
 engines every tap at its current commit with its scanned entries.
+
+Crash and race safety (issue 10), the rules every function here keeps:
+
+- Every change of ``config.json`` is a read-modify-write under the config lock
+  (`config.edit`). A clone changes only under its tap lock (exclusive); an index build
+  reads the clones under the same locks, shared (`held_snapshots`). Tap locks are taken
+  before the config lock, never the other way round.
+- `add` clones into a staging folder ``repos/.clone-<name>-<hex>`` guarded by a lock file
+  beside it, scans it there, then moves it into place and writes its record together
+  under the tap lock: a clone and its record appear together or not at all. A crash
+  leaves a staging folder whose lock is free, or a clone no record claims; `tidy` (run
+  by `add`, `update` and `remove`) removes both, and `leftovers` reports them.
+- `update` fetches (the files do not change), writes a marker ``.git/boost-update``, moves
+  the files, checks them, scans, records the new commit, then deletes the marker. A
+  failure rolls the clone back to its recorded commit at once; a crash leaves the marker,
+  and the next `update` (or index build) puts the clone back (`_repair`), clears git's
+  stale locks, drops the tap's catalog cache and flags it ``repaired`` so the next index
+  build redoes it from scratch.
+- A catalog scan is cached only when the clone is verified to be exactly the recorded
+  commit (HEAD and a clean tree) while its lock is held: the cache is keyed by what is
+  really checked out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
+import logging
+import secrets
 import shutil
-import tempfile
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
-from boost_cli.core import config, paths
-from boost_cli.core.errors import BoostError, NoTapsError, NotFoundError, UsageError
+from boost_cli.core import atomic, config, lock, paths
+from boost_cli.core.errors import (
+    BoostError,
+    GitError,
+    NoTapsError,
+    NotFoundError,
+    UsageError,
+    from_os_error,
+)
 from boost_cli.core.models import TapSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core import catalog
 
+log = logging.getLogger("boost.registry")
+
+MARKER = "boost-update"  # in a clone's .git: the commit an update is moving it to
+STAGING = ".clone-"  # prefix of the folders `add` clones into
+# How long to wait for another boost process working on the same tap: its git may be
+# fetching (bounded by gitutil.GIT_TIMEOUT) or an index build may be reading the clone.
+TAP_LOCK_SECONDS = 900.0
+# A staging folder with no lock file beside it (made by an older boost) is left alone
+# this long, in case its process is still cloning.
+STALE_STAGING_SECONDS = 3600.0
+
 
 @dataclass(frozen=True)
 class TapInfo:
-    """One tap as recorded in the config."""
+    """One tap as recorded in the config. ``repaired``: its clone was put back after an
+    interrupted update, so the next index build must redo it rather than trust a segment."""
 
     name: str
     source: str
@@ -34,6 +88,7 @@ class TapInfo:
     added: str = ""
     updated: str = ""
     warnings: int = 0
+    repaired: bool = False
 
     @property
     def root(self) -> Path:
@@ -60,6 +115,7 @@ class UpdateResult:
     old_counts: Dict[str, int]
     new_counts: Dict[str, int]
     error: Optional[str] = None
+    repaired: bool = False  # the clone was put back after an interrupted update first
 
 
 def _now() -> str:
@@ -78,13 +134,20 @@ def _info(name: str, d: Dict[str, Any]) -> TapInfo:
         added=str(d.get("added", "")),
         updated=str(d.get("updated", "")),
         warnings=int(d.get("warnings", 0)),
+        repaired=bool(d.get("repaired", False)),
     )
 
 
 def list_taps() -> List[TapInfo]:
-    """Every tap, sorted by name."""
+    """Every tap, sorted by name. Records under a name boost refuses (hand-written into
+    the config) are left out: see `invalid_names`."""
     cfg = config.load()
-    return [_info(n, d) for n, d in sorted(cfg["taps"].items())]
+    return [_info(n, d) for n, d in sorted(cfg["taps"].items()) if paths.is_tap_name(n)]
+
+
+def invalid_names() -> List[str]:
+    """Names of config records boost ignores because it would refuse them as tap names."""
+    return sorted(n for n in config.load()["taps"] if not paths.is_tap_name(n))
 
 
 def require_taps(names: Sequence[str] = ()) -> List[TapInfo]:
@@ -103,15 +166,36 @@ def require_taps(names: Sequence[str] = ()) -> List[TapInfo]:
 
 def get_tap(name: str) -> TapInfo:
     cfg = config.load()
-    if name not in cfg["taps"]:
+    if name not in cfg["taps"] or not paths.is_tap_name(name):
         raise NotFoundError(f"no tap named {name!r}", "see 'boost taps' for the tapped registries")
     return _info(name, cfg["taps"][name])
+
+
+def _record(name: str) -> Optional[TapInfo]:
+    rec = config.load()["taps"].get(name)
+    return None if rec is None else _info(name, rec)
+
+
+@contextlib.contextmanager
+def _tap_lock(name: str, *, shared: bool = False) -> Iterator[int]:
+    with lock.hold(
+        paths.tap_lock_path(name), f"tap {name!r}", shared=shared, timeout=TAP_LOCK_SECONDS
+    ) as fd:
+        yield fd
+
+
+def _exists_error(name: str) -> UsageError:
+    return UsageError(
+        f"a tap named {name!r} already exists",
+        f"run 'boost update {name}', or pass --name to tap it under another name",
+    )
 
 
 def add(
     source: str, name: Optional[str] = None, cwd: Optional[Path] = None
 ) -> Tuple[TapInfo, catalog.ScanResult]:
-    """Clone ``source`` as a new tap, scan it and record it. Raises on any failure, leaving nothing behind."""
+    """Clone ``source`` as a new tap, scan it and record it. Raises on any failure, leaving
+    nothing behind; the clone and its record appear together (see the module docstring)."""
     from boost_cli.core import catalog, gitutil
 
     src = gitutil.parse_source(source, cwd)
@@ -119,88 +203,363 @@ def add(
     if name and tap_name != name:
         raise UsageError(f"invalid tap name {name!r}", "use letters, digits, '.', '_' and '-' only")
     dest = paths.tap_dir(tap_name)
-    cfg = config.load()
-    if tap_name in cfg["taps"] or dest.exists():
-        raise UsageError(
-            f"a tap named {tap_name!r} already exists",
-            f"run 'boost update {tap_name}', or pass --name to tap it under another name",
-        )
-    paths.repos_dir().mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".clone-{tap_name}-", dir=str(paths.repos_dir())))
+    tidy()
+    if tap_name in config.load()["taps"]:
+        raise _exists_error(tap_name)
+    with _staging(tap_name) as (staging, staging_fd):
+        repo = staging / "repo"
+        gitutil.clone(src.url, repo, hold=(staging_fd,))
+        commit = gitutil.head_commit(repo)
+        scan = catalog.scan_tap(tap_name, repo)
+        now = _now()
+        record = {
+            "source": source,
+            "url": src.url,
+            "commit": commit,
+            "counts": scan.counts(),
+            "added": now,
+            "updated": now,
+            "warnings": len(scan.warnings),
+        }
+        with _tap_lock(tap_name), config.edit() as cfg:
+            if tap_name in cfg["taps"]:
+                raise _exists_error(tap_name)
+            if dest.exists() or dest.is_symlink():
+                _remove_tree(dest)  # a clone no record claims: a crash's leftover
+            catalog.store(tap_name, commit, scan)
+            repo.rename(dest)
+            cfg["taps"][tap_name] = record
+    return _info(tap_name, record), scan
+
+
+@contextlib.contextmanager
+def _staging(name: str) -> Iterator[Tuple[Path, int]]:
+    """A fresh staging folder under ``repos/`` and its held lock (the lock file is made
+    and locked before the folder exists, so `tidy` never sees the folder unguarded)."""
+    repos = paths.repos_dir()
+    repos.mkdir(parents=True, exist_ok=True)
+    folder = repos / f"{STAGING}{name}-{secrets.token_hex(4)}"
+    lock_file = folder.with_name(folder.name + ".lock")
     try:
-        gitutil.clone(src.url, tmp / "repo")
-        commit = gitutil.head_commit(tmp / "repo")
-        (tmp / "repo").rename(dest)
+        with lock.hold(lock_file, f"the staging folder of {name!r}") as fd:
+            folder.mkdir()
+            try:
+                yield folder, fd
+            finally:
+                _remove_tree(folder)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        scan = catalog.load_tap(tap_name, dest, commit)
-    except BaseException:
-        shutil.rmtree(dest, ignore_errors=True)
-        raise
-    now = _now()
-    cfg = config.load()
-    cfg["taps"][tap_name] = {
-        "source": source,
-        "url": src.url,
-        "commit": commit,
-        "counts": scan.counts(),
-        "added": now,
-        "updated": now,
-        "warnings": len(scan.warnings),
-    }
-    config.save(cfg)
-    return _info(tap_name, cfg["taps"][tap_name]), scan
+        with contextlib.suppress(FileNotFoundError):
+            lock_file.unlink()
+
+
+def _remove_tree(path: Path) -> None:
+    """Delete ``path`` (a folder, or a file or symlink standing where one should be)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+        return
+
+    def retry_writable(func: Any, failed: str, _exc: Any) -> None:
+        Path(failed).chmod(0o700)  # git's read-only object files, on Windows
+        func(failed)
+
+    if path.exists():
+        if sys.version_info >= (3, 12):  # pragma: no cover - version-dependent keyword
+            shutil.rmtree(path, onexc=retry_writable)
+        else:  # pragma: no cover - version-dependent keyword
+            shutil.rmtree(path, onerror=retry_writable)
 
 
 def remove(name: str) -> TapInfo:
-    """Forget a tap: its clone, its cached scan and its config record."""
+    """Forget a tap: its config record, its cached scan and its clone (in that order, so a
+    crash leaves at most a clone no record claims, which `tidy` removes). A record under a
+    name boost refuses is only dropped from the config: no folder belongs to it."""
     from boost_cli.core import catalog
 
-    info = get_tap(name)
-    shutil.rmtree(paths.tap_dir(name), ignore_errors=True)
-    catalog.drop_cache(name)
-    cfg = config.load()
-    cfg["taps"].pop(name, None)
-    config.save(cfg)
+    if not paths.is_tap_name(name):
+        with config.edit() as cfg:
+            if name not in cfg["taps"]:
+                raise NotFoundError(
+                    f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
+                )
+            return _info(name, cfg["taps"].pop(name))
+    tidy()
+    with _tap_lock(name):
+        with config.edit() as cfg:
+            if name not in cfg["taps"]:
+                raise NotFoundError(
+                    f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
+                )
+            info = _info(name, cfg["taps"].pop(name))
+        catalog.drop_cache(name)
+        _remove_tree(paths.tap_dir(name))
     return info
 
 
 def update(names: Sequence[str] = ()) -> List[UpdateResult]:
-    """Move each named tap (default: all) to its remote head; one failure does not stop the rest."""
-    from boost_cli.core import catalog, gitutil
-
+    """Move each named tap (default: all) to its remote head, one at a time under its
+    lock. Per tap all or nothing: a tap that fails keeps its clone at its recorded
+    commit, and the others are still updated."""
     taps = [get_tap(n) for n in names] if names else list_taps()
+    tidy()
     results: List[UpdateResult] = []
     for tap in taps:
         try:
-            new = gitutil.update(tap.root)
-            scan = catalog.load_tap(tap.name, tap.root, new)
-        except BoostError as exc:
+            results.append(_update_one(tap))
+        except (BoostError, OSError) as exc:
+            problem = exc if isinstance(exc, BoostError) else from_os_error(exc)
             results.append(
-                UpdateResult(tap.name, tap.commit, tap.commit, tap.counts, tap.counts, str(exc))
+                UpdateResult(tap.name, tap.commit, tap.commit, tap.counts, tap.counts, str(problem))
             )
-            continue
-        cfg = config.load()
-        rec = cfg["taps"].setdefault(tap.name, tap.to_dict())
-        rec.update(
-            {
-                "commit": new,
-                "counts": scan.counts(),
-                "updated": _now(),
-                "warnings": len(scan.warnings),
-            }
-        )
-        config.save(cfg)
-        results.append(UpdateResult(tap.name, tap.commit, new, tap.counts, scan.counts()))
     return results
 
 
-def scan(tap: TapInfo) -> catalog.ScanResult:
-    """The (cached) catalog scan of ``tap`` at its recorded commit."""
-    from boost_cli.core import catalog
+def _update_one(tap: TapInfo) -> UpdateResult:
+    from boost_cli.core import catalog, gitutil
 
-    return catalog.load_tap(tap.name, tap.root, tap.commit)
+    with _tap_lock(tap.name) as fd:
+        current = _record(tap.name)  # it may have changed, or gone, while we waited
+        if current is None:
+            raise NotFoundError(f"tap {tap.name!r} was untapped meanwhile")
+        repaired = _repair(current, fd)
+        root = current.root
+        new = gitutil.fetch(root, hold=(fd,))
+        if new == current.commit:
+            return UpdateResult(
+                tap.name, current.commit, new, current.counts, current.counts, None, repaired
+            )
+        _write_marker(root, new)
+        try:
+            gitutil.checkout(root, new, hold=(fd,))
+            problem = gitutil.checkout_problem(root, new, hold=(fd,))
+            if problem:
+                raise GitError(f"the clone is not at {new[:10]} after the update: {problem}")
+            scan = catalog.scan_tap(tap.name, root)
+            catalog.store(tap.name, new, scan)
+            with config.edit() as cfg:
+                rec = cfg["taps"].get(tap.name)
+                if rec is None:  # pragma: no cover - `remove` waits for this tap's lock
+                    raise NotFoundError(f"tap {tap.name!r} was untapped meanwhile")
+                rec.update(
+                    {
+                        "commit": new,
+                        "counts": scan.counts(),
+                        "updated": _now(),
+                        "warnings": len(scan.warnings),
+                    }
+                )
+        except (BoostError, OSError):
+            _roll_back(current, fd)
+            raise
+        _clear_marker(root)
+        return UpdateResult(
+            tap.name, current.commit, new, current.counts, scan.counts(), None, repaired
+        )
+
+
+def _roll_back(tap: TapInfo, fd: int) -> None:
+    """After a failed update: the clone back at its recorded commit, marker gone. If even
+    that fails the marker stays, and the next update or index build repairs the clone."""
+    from boost_cli.core import gitutil
+
+    try:
+        gitutil.checkout(tap.root, tap.commit, hold=(fd,))
+        if gitutil.checkout_problem(tap.root, tap.commit, hold=(fd,)) is None:
+            _clear_marker(tap.root)
+    except (BoostError, OSError) as exc:
+        log.debug("rolling %s back failed (%s); the next run repairs it", tap.name, exc)
+
+
+def _marker(root: Path) -> Path:
+    return root / ".git" / MARKER
+
+
+def _write_marker(root: Path, commit: str) -> None:
+    atomic.write_text(_marker(root), commit + "\n")
+
+
+def _clear_marker(root: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        _marker(root).unlink()
+
+
+def interrupted(tap: TapInfo) -> bool:
+    """Whether an update of ``tap`` was interrupted (or is running now)."""
+    return _marker(tap.root).exists()
+
+
+def _repair(tap: TapInfo, fd: int) -> bool:
+    """Put ``tap``'s clone back to exactly its recorded commit if it is not (an interrupted
+    update, a stale git lock, changed files); True when something had to be done. The
+    caller holds the tap lock (``fd``), so no git of boost's runs in the clone."""
+    from boost_cli.core import catalog, gitutil
+
+    root = tap.root
+    if not (root / ".git").is_dir():
+        raise GitError(
+            f"the clone of tap {tap.name!r} is missing",
+            f"run 'boost untap {tap.name}', then 'boost tap {tap.source}'",
+        )
+    cleared = gitutil.clear_stale_locks(root)
+    if cleared:
+        log.debug("%s: removed stale git locks %s", tap.name, ", ".join(cleared))
+    problem = "an update was interrupted" if _marker(root).exists() else None
+    problem = problem or gitutil.checkout_problem(root, tap.commit, hold=(fd,))
+    if problem is None:
+        return False
+    log.debug("%s: repairing the clone (%s)", tap.name, problem)
+    gitutil.checkout(root, tap.commit, hold=(fd,))
+    left = gitutil.checkout_problem(root, tap.commit, hold=(fd,))
+    if left:
+        raise GitError(
+            f"cannot put the clone of tap {tap.name!r} back at {tap.commit[:10]}: {left}",
+            f"run 'boost untap {tap.name}', then 'boost tap {tap.source}'",
+        )
+    catalog.drop_cache(tap.name)
+    with config.edit() as cfg:
+        rec = cfg["taps"].get(tap.name)
+        if rec is not None:
+            rec["repaired"] = True
+    _clear_marker(root)
+    return True
+
+
+def repair_interrupted(names: Iterable[str] = ()) -> List[str]:
+    """Repair every tap (or the named ones) whose update was interrupted; their names."""
+    wanted = set(names)
+    done = []
+    for tap in list_taps():
+        if (wanted and tap.name not in wanted) or not tap.root.is_dir() or not interrupted(tap):
+            continue
+        with _tap_lock(tap.name) as fd:
+            current = _record(tap.name)
+            if current is not None and _repair(current, fd):
+                done.append(tap.name)
+    return done
+
+
+def clear_repaired(commits: Dict[str, str]) -> None:
+    """Forget the ``repaired`` flag of each tap whose index was just rebuilt at the given
+    commit (``{tap: commit}``)."""
+    if not commits:
+        return
+    with config.edit() as cfg:
+        for name, commit in commits.items():
+            rec = cfg["taps"].get(name)
+            if rec is not None and rec.get("commit") == commit:
+                rec.pop("repaired", None)
+
+
+def tidy() -> List[str]:
+    """Remove what interrupted runs left under ``repos/``: staging folders whose process is
+    gone and clones that no record claims. Returns what it removed (relative to repos/)."""
+    repos = paths.repos_dir()
+    if not repos.is_dir():
+        return []
+    removed = []
+    known = set(config.load()["taps"])
+    for path in sorted(repos.iterdir()):
+        name = path.name
+        if name.startswith(STAGING) and not name.endswith(".lock"):
+            if _reap_staging(path):
+                removed.append(name)
+        elif paths.is_tap_name(name) and name not in known:
+            with lock.attempt(paths.tap_lock_path(name)) as held:
+                # Holding the tap lock, no `add` is between moving a clone in and recording it.
+                if held and name not in config.load()["taps"]:
+                    _remove_tree(path)
+                    removed.append(name)
+    return removed
+
+
+def _old_unguarded(folder: Path) -> bool:
+    """A staging folder with no lock file beside it (an older boost's), old enough that no
+    process can still be cloning into it."""
+    try:
+        return time.time() - folder.lstat().st_mtime >= STALE_STAGING_SECONDS
+    except FileNotFoundError:
+        return False
+
+
+def _reap_staging(folder: Path) -> bool:
+    lock_file = folder.with_name(folder.name + ".lock")
+    if not lock_file.exists():
+        if not _old_unguarded(folder):
+            return False
+        _remove_tree(folder)
+        return True
+    with lock.attempt(lock_file) as held:
+        if not held:
+            return False  # its process is still cloning
+        _remove_tree(folder)
+        with contextlib.suppress(FileNotFoundError):
+            lock_file.unlink()
+    return True
+
+
+_TIDY = ": the next 'boost tap', 'boost update' or 'boost untap' removes it"
+
+
+def leftovers() -> List[str]:
+    """What interrupted runs left behind, one line each, for `boost doctor` (nothing is
+    changed here: `tidy` and `update` clean up)."""
+    out = [
+        f"config.json has a tap record under an invalid name {n!r}: remove it with "
+        f"'boost untap -- {n}'"
+        for n in invalid_names()
+    ]
+    repos = paths.repos_dir()
+    known = set(config.load()["taps"])
+    if repos.is_dir():
+        for path in sorted(repos.iterdir()):
+            name = path.name
+            if name.startswith(STAGING) and not name.endswith(".lock"):
+                lock_file = path.with_name(name + ".lock")
+                abandoned = lock.is_free(lock_file) if lock_file.exists() else _old_unguarded(path)
+                if abandoned:
+                    out.append(f"repos/{name} is left from an interrupted 'boost tap'{_TIDY}")
+            elif paths.is_tap_name(name) and name not in known:
+                out.append(f"repos/{name} is a clone no tap record claims{_TIDY}")
+    for tap in list_taps():
+        if tap.root.is_dir() and interrupted(tap):
+            with lock.attempt(paths.tap_lock_path(tap.name), shared=True) as held:
+                if held:
+                    out.append(
+                        f"an update of tap {tap.name!r} was interrupted: "
+                        f"run 'boost update {tap.name}'"
+                    )
+    return out
+
+
+def scan(tap: TapInfo) -> catalog.ScanResult:
+    """The catalog scan of ``tap`` at its recorded commit: from the cache, else scanned and
+    cached when the clone is verified to be exactly that commit (with its lock held, so
+    no update moves it meanwhile)."""
+    return _scan(tap.name, tap.root, tap.commit)
+
+
+def _scan(name: str, root: Path, commit: str) -> catalog.ScanResult:
+    from boost_cli.core import catalog, gitutil
+
+    hit = catalog.cached(name, root, commit)
+    if hit is not None:
+        return hit
+    with lock.attempt(paths.tap_lock_path(name), shared=True) as held:
+        try:
+            trusted = (
+                held
+                and not _marker(root).exists()
+                and gitutil.checkout_problem(root, commit) is None
+            )
+        except GitError as exc:  # no git, or a broken clone: scan, but cache nothing
+            log.debug("cannot check the clone of %s: %s", name, exc)
+            trusted = False
+        result = catalog.scan_tap(name, root)
+        if trusted:
+            try:
+                catalog.store(name, commit, result)
+            except OSError as exc:  # a read-only or full home: the scan is still right
+                log.debug("cannot cache the scan of %s: %s", name, exc)
+    return result
 
 
 def snapshots(names: Iterable[str] = ()) -> List[TapSnapshot]:
@@ -231,12 +590,38 @@ def scan_version() -> str:
 
 
 def load_snapshot(name: str, commit: str, root: str) -> TapSnapshot:
-    """One tap at ``commit`` with its (cached) entries. Module-level, so an index build can
+    """One tap at ``commit`` with its entries (`scan`). Module-level, so an index build can
     hand it to a worker process to call there (`index.TapSource.load`)."""
-    from boost_cli.core import catalog
-
     folder = Path(root)
-    return TapSnapshot(name, commit, folder, catalog.load_tap(name, folder, commit).entries)
+    return TapSnapshot(name, commit, folder, _scan(name, folder, commit).entries)
+
+
+@contextlib.contextmanager
+def held(names: Iterable[str] = ()) -> Iterator[List[Tuple[TapInfo, Path]]]:
+    """`present`, with every tap's lock held (shared) for the ``with`` block so no update
+    changes a clone an index build is reading; interrupted updates are repaired first.
+    Cheap: a lock and a marker look-up a tap, no catalog."""
+    wanted = list(names)
+    for _ in range(3):
+        taps = [t for t in list_taps() if not wanted or t.name in wanted]
+        with contextlib.ExitStack() as stack:
+            for tap in taps:
+                stack.enter_context(_tap_lock(tap.name, shared=True))
+            broken = [t.name for t in taps if t.root.is_dir() and interrupted(t)]
+            if not broken:
+                yield present(wanted)
+                return
+        repair_interrupted(broken)
+    raise GitError(  # pragma: no cover - needs updates crashing in a loop meanwhile
+        "taps keep changing while the index is built", "retry when no 'boost update' runs"
+    )
+
+
+@contextlib.contextmanager
+def held_snapshots(names: Iterable[str] = ()) -> Iterator[List[TapSnapshot]]:
+    """`snapshots` of the taps `held` steady for the ``with`` block."""
+    with held(names) as taps:
+        yield [TapSnapshot(t.name, t.commit, root, scan(t).entries) for t, root in taps]
 
 
 # --------------------------------------------------------------------------- bundled catalog

@@ -199,12 +199,14 @@ class HybridRetriever:
         self,
         bm25: Retriever,
         dense: Retriever,
-        method: str = "rrf",
+        method: str = fusion.DEFAULT_METHOD,
         *,
         rrf_k: int = fusion.RRF_K,
         weights: Optional[Mapping[str, float]] = None,
         depth: int = fusion.DEPTH,
         groups: Optional[Callable[[Sequence[str]], Mapping[str, str]]] = None,
+        norms: Optional[Mapping[str, str]] = None,
+        floor: bool = False,
     ) -> None:
         if method not in fusion.METHODS:
             raise UsageError(
@@ -217,6 +219,8 @@ class HybridRetriever:
         self.weights = dict(weights if weights is not None else fusion.DEFAULT_WEIGHTS)
         self.depth = depth
         self.groups = groups
+        self.norms = dict(norms if norms is not None else fusion.DEFAULT_NORMS)
+        self.floor = floor
 
     def query(
         self,
@@ -243,6 +247,8 @@ class HybridRetriever:
             rrf_k=self.rrf_k,
             weights=self.weights,
             depth=self.depth,
+            norms=self.norms,
+            floor=self.floor,
         )
         return Retrieved(hits, tuple(notes))
 
@@ -264,9 +270,12 @@ class HybridRetriever:
 
 class Engines:
     """What one process keeps open between searches: the index reader (it re-opens itself
-    when a build replaces the index) and the dense index (its flat vectors stay warm)."""
+    when a build replaces the index) and the dense index (its flat vectors stay warm).
+    ``one_shot``: made for one search and dropped (a CLI search), so an in-process
+    embedding model loads for a fast start rather than fast repeated queries."""
 
-    def __init__(self) -> None:
+    def __init__(self, one_shot: bool = False) -> None:
+        self.one_shot = one_shot
         self._reader: Optional[index.IndexReader] = None
         self._dense: Dict[Tuple[str, Any], DenseIndex] = {}
 
@@ -292,7 +301,9 @@ class Engines:
         found = self._dense.get(key)
         if found is None:
             self._dense.clear()  # one home and one embedder per process is the norm
-            found = self._dense[key] = dense.DenseIndex(embedder, path=paths.vectors_path())
+            found = self._dense[key] = dense.DenseIndex(
+                embedder, path=paths.vectors_path(), one_shot=self.one_shot
+            )
         return found
 
 
@@ -317,11 +328,12 @@ def get_retriever(
     ``current`` maps each tapped registry to its commit (for the staleness note; None:
     not checked); ``snapshots`` gives the taps' entries when the lexical engine needs
     them. Auto mode degrades quietly and records the reason in ``notes``; an explicit
-    ``engine`` that is not ready raises with the fix.
+    ``engine`` that is not ready raises with the fix. Without ``engines``, the engines
+    opened serve this one search (`Engines.one_shot`).
     """
     if engine is not None and engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}", f"use one of: {', '.join(ENGINES)}")
-    engines = engines or Engines()
+    engines = engines or Engines(one_shot=True)
 
     def lexical() -> Retriever:
         return LexicalRetriever(snapshots() if snapshots is not None else [])

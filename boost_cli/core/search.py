@@ -21,7 +21,9 @@ from boost_cli.core.text import clip
 from boost_cli.core.tokenize import tokenize
 
 RERANK_POOL = 30  # candidates the reranker sees (docs/benchmarks.md: the pool that pays)
-WHY_CHARS = 160
+WHY_CHARS = (
+    200  # as long as a reranker's why (rerank.MAX_WHY); wrapped under the name on a terminal
+)
 MAX_KEYWORDS = 12
 MAX_KEYWORD_CHARS = 60
 
@@ -32,7 +34,8 @@ class SearchOptions:
     limit: int = 10
     kind: Optional[str] = None
     taps: Tuple[str, ...] = ()
-    rerank: str = "auto"  # auto | none | api | cli
+    # auto: when an LLM is there | required: auto, but say so when none is | none | api | cli
+    rerank: str = "auto"
     engine: Optional[str] = None  # None = best available; else lexical | bm25 | dense | hybrid
     keywords: Tuple[str, ...] = ()  # extra words a skill's author would use (see `keyword_list`)
     expand: str = "auto"  # LLM query expansion when no keywords are given: auto | none | api | cli
@@ -159,6 +162,11 @@ def will_rerank(opts: SearchOptions, client: Optional[llm.Client] = None) -> boo
     return client is not None or opts.rerank != "auto" or llm.auto_backend() is not None
 
 
+def _backend(choice: str) -> str:
+    """The `llm` backend for a rerank/expand option ("required" resolves like "auto")."""
+    return "auto" if choice == "required" else choice
+
+
 def pool_size(opts: SearchOptions) -> int:
     """How many candidates to retrieve: the reranking pool when an LLM will rerank, else just
     the shortlist (the engines return distinct files in final order, so more would never be
@@ -237,7 +245,7 @@ def _rerank(
         opts.query,
         cands,
         opts.limit,
-        backend=opts.rerank,
+        backend=_backend(opts.rerank),
         client=client,
         max_candidates=len(cands),
     )
@@ -297,7 +305,7 @@ def why_from_snippet(query: str, hit: Hit) -> str:
 
 
 _CODE = re.compile(
-    r"[{};=<>$]|^\s*(import|from|const|let|var|def|class|return|npm|pip|git|for|if|while|with|elif|else|try|except|await|async)\b|\(\)|\|.*\|"
+    r"[{};=<>$]|^\s*(import|from|const|let|var|def|class|return|npm|pip|git|for|if|while|with|elif|else|try|except|await|async)\b|\(\)|\|.*\||^\s*(//|/\*)"
 )
 
 

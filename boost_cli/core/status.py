@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli import __version__
-from boost_cli.core import dense, paths, registry, retrieval
+from boost_cli.core import dense, embed, paths, registry, retrieval
 from boost_cli.core.errors import ConfigError, IndexUnavailable
 
 
@@ -80,6 +80,9 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         fixes.append(
             f"clones missing for {', '.join(missing)}: 'boost untap NAME' then 'boost tap SOURCE'"
         )
+    left = registry.leftovers() if report["config"]["status"] == "ok" else []
+    report["leftovers"] = left
+    fixes.extend(left)
     state = index_state(engines)
     if state.damaged is not None:
         report["index"] = {"status": "damaged", "reason": str(state.damaged)}
@@ -110,7 +113,8 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
 def _dense(engines: Optional[retrieval.Engines]) -> Dict[str, Any]:
     backend, note = dense.backend_status()
     try:
-        st = (engines or retrieval.Engines()).dense_index().status()
+        index = (engines or retrieval.Engines()).dense_index()
+        st = index.status()
     except ConfigError as exc:  # the embed settings live in the unreadable config
         return {
             "ready": False,
@@ -129,6 +133,8 @@ def _dense(engines: Optional[retrieval.Engines]) -> Dict[str, Any]:
         "info": st.info,
         "backend": backend,
         "backend_note": note,
+        "embedder": embed.describe(index.config) if index.config else None,
+        "store_bytes": dense.store_bytes(index.path),
     }
 
 

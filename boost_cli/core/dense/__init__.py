@@ -7,7 +7,8 @@ The modules, bottom up (each imports only those above it in this list, and `core
 - `units` — the texts embedded per entry ("entry" or "chunk" unit);
 - `store` — the SQLite file, its schema and backends, and the embedder identity it records;
 - `build` — `build_dense` and `egress_summary`;
-- `query` — `DenseIndex`: status, query, hits.
+- `query` — `DenseIndex`: status, query, hits;
+- `share` — one tap's vectors to a deterministic file and back (``boost vectors``).
 
 Layout, parity rules and measurements: docs/dense.md. Everything public is re-exported
 here: ``from boost_cli.core.dense import DenseIndex``.
@@ -34,7 +35,14 @@ from boost_cli.core.dense.query import (
     DenseStatus,
     open_status,
 )
-from boost_cli.core.dense.store import BACKENDS, FORMAT_VERSION, backend_status
+from boost_cli.core.dense.share import (
+    ImportReport,
+    VectorFile,
+    export_tap,
+    import_vectors,
+    load_file,
+)
+from boost_cli.core.dense.store import BACKENDS, FORMAT_VERSION, backend_status, store_bytes
 from boost_cli.core.dense.units import (
     ENTRY_BODY_CHARS,
     SNIPPET_CHARS,
@@ -63,10 +71,16 @@ __all__ = [
     "DenseUnavailable",
     "FlatCache",
     "FlatIndex",
+    "ImportReport",
+    "VectorFile",
     "backend_status",
     "build_dense",
     "egress_summary",
     "entry_text",
+    "export_tap",
+    "import_vectors",
+    "load_file",
     "open_status",
+    "store_bytes",
     "units_for",
 ]

@@ -91,17 +91,21 @@ def build_dense(
     backend: str = "auto",
     timeout: Optional[float] = None,
     max_retries: int = 4,
+    only: Optional[Sequence[str]] = None,
 ) -> DenseBuildReport:
     """Embed the taps of ``snapshots`` into the vector store, incrementally.
 
     Only taps whose commit changed are (re-)embedded; taps not in ``snapshots`` are
-    removed. A different embedder or unit than the store's (or ``force``) resets it first.
+    removed, unless ``only`` names the taps to build, when every other tap in the store
+    is left as it is (a reset still empties the store). A different embedder or unit than
+    the store's (or ``force``) resets it first.
     Each tap is written in one transaction with its commit. Raises `ProviderError` when
     the provider fails: taps finished so far stay, and every vector already received is
     cached, so the next run sends only the rest. When the store must be reset (``force``,
     another embedder or unit), every text is embedded (into the cache) before the store
     is touched, so a provider failure leaves the previous store as it was.
-    ``progress(done, total, tap)`` counts texts sent for the tap being embedded.
+    ``progress(done, total, tap)`` counts the distinct texts sent so far of all the build
+    will send (``tap`` is the one being embedded), so a caller can show one ETA.
     ``timeout`` (seconds a request may take) defaults to ``config.timeout``, else 30.
     """
     if unit not in UNITS:
@@ -116,11 +120,22 @@ def build_dense(
         cache = EmbeddingCache(store.conn)
         seconds = timeout or config.timeout or BUILD_TIMEOUT
         ordered = sorted(snapshots, key=lambda s: s.name)
+        stored = {} if reset else store.taps()
+        # The taps to (re-)embed, their texts read once, and how many distinct texts the
+        # whole build will send: one total for the progress line.
+        todo = {
+            s.name: tap_units(s, unit)
+            for s in ordered
+            if stored.get(s.name) != s.commit and (only is None or s.name in only)
+        }
+        distinct = {text_hash(u.text) for units, _, _ in todo.values() for u in units}
+        total = len(distinct) - len(cache.lookup(sorted(distinct), config))
+        sent_so_far = [0]
 
         def embed_tap(units: Sequence[Unit], tap: str) -> EmbedResult:
-            def tick(done: int, total: int) -> None:
+            def tick(done: int, _of: int) -> None:
                 if progress is not None:
-                    progress(done, total, tap)
+                    progress(min(sent_so_far[0] + done, total), total, tap)
 
             outcome = cache.embed(
                 [u.text for u in units],
@@ -137,30 +152,29 @@ def build_dense(
                     "fix the provider and run 'boost reindex --dense' again — what was "
                     "embedded so far is cached and will not be sent again",
                 )
+            sent_so_far[0] += outcome.sent
             return outcome
 
         texts = sent = chars = skipped = 0
         if reset is not None:
             # Pay for every vector before dropping the old ones: a failure here leaves the
             # store as it was, and the loop below finds everything in the cache.
-            for snap in ordered:
-                outcome = embed_tap(tap_units(snap, unit)[0], snap.name)
+            for name, (units, _, _) in todo.items():
+                outcome = embed_tap(units, name)
                 sent += outcome.sent
                 chars += outcome.sent_chars
             store.reset()
-        store.set_meta(**identity(config, unit))
-        stored = {} if reset else store.taps()
+        store.set_identity(identity(config, unit))
         wanted = {s.name for s in snapshots}
-        removed = tuple(sorted(n for n in store.taps() if n not in wanted))
+        removed = tuple(sorted(n for n in store.taps() if n not in wanted and only is None))
         for name in removed:
             store.replace_tap(name, None, (), (), {})
         embedded: List[str] = []
-        reused: List[str] = []
+        reused = [s.name for s in ordered if s.name not in todo]
         for snap in ordered:
-            if stored.get(snap.name) == snap.commit:
-                reused.append(snap.name)
+            if snap.name not in todo:
                 continue
-            units, hashes, missing = tap_units(snap, unit)
+            units, hashes, missing = todo.pop(snap.name)
             skipped += missing
             outcome = embed_tap(units, snap.name)
             _check_vectors(store, config, outcome.dimensions, outcome.model, bool(units))

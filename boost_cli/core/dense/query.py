@@ -20,15 +20,15 @@ from boost_cli.core.dense.errors import (
     check_dimensions,
 )
 from boost_cli.core.dense.flat import FlatCache
-from boost_cli.core.dense.store import Store, mismatch, open_existing
+from boost_cli.core.dense.store import Store, mismatch, open_existing, parity_fields
 from boost_cli.core.embed import (
     NO_PROVIDER,
     NO_PROVIDER_FIX,
     EmbedConfig,
     EmbedFailure,
     embed,
-    missing_key_reason,
     resolve_config,
+    unusable_reason,
 )
 from boost_cli.core.models import Entry, Hit
 
@@ -68,7 +68,8 @@ class DenseIndex:
     ``sqlite-vec``. The store file is opened per call; the flat index loaded from it is
     kept on this object (`FlatCache`), so a long-lived process that keeps one
     `DenseIndex` pays for loading it once per store build, and a new `DenseIndex`
-    starts cold.
+    starts cold. ``one_shot``: this process embeds one query and exits (a CLI search),
+    which an in-process model loads faster for (`EmbedOptions.one_shot`).
     """
 
     name = "dense"  # the engine's name in notes and --explain
@@ -79,12 +80,14 @@ class DenseIndex:
         *,
         path: Optional[Path] = None,
         backend: str = "auto",
+        one_shot: bool = False,
     ) -> None:
         if config is None:
             config = resolve_config(config_file.load(), os.environ)
         self.config = config
         self.path = path or paths.vectors_path()
         self.backend = backend
+        self.one_shot = one_shot
         self.flat_cache = FlatCache()
 
     def _open(self) -> Store:
@@ -105,6 +108,7 @@ class DenseIndex:
                 "provider": meta.get("provider"),
                 "model": meta.get("model"),
                 "served_model": meta.get("served_model"),
+                **parity_fields(meta),
                 "dimensions": int(meta.get("dimensions") or 0),
                 "unit": meta.get("unit"),
                 "backend": store.backend,
@@ -122,9 +126,9 @@ class DenseIndex:
         problem = mismatch(meta, self.config, None)
         if problem:
             return DenseStatus(True, False, problem, _REEMBED_WITH_CONFIGURED, info)
-        key_problem = missing_key_reason(self.config)
-        if key_problem:
-            return DenseStatus(True, False, key_problem, None, info)
+        cannot = unusable_reason(self.config)
+        if cannot:
+            return DenseStatus(True, False, cannot, None, info)
         return DenseStatus(True, True, None, None, info)
 
     def ready(self) -> bool:
@@ -167,6 +171,7 @@ class DenseIndex:
             input_type="query",
             timeout=self.config.timeout or QUERY_TIMEOUT,
             max_retries=QUERY_TRIES,
+            one_shot=self.one_shot,
         )
         if isinstance(outcome, EmbedFailure):
             raise DenseProviderFailed(

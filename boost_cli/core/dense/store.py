@@ -2,7 +2,8 @@
 and the identity of the embedder that filled it.
 
 - ``meta`` — format version and the parity identity: provider, model, requested and actual
-  dimensions, the model the provider said it served, normalisation (``l2``), text unit.
+  dimensions, the model the provider said it served, normalisation (``l2``), text unit,
+  and the provider's own fields (the local model's file sha256 and tokenizer version).
   A query is embedded with the same provider/model or refused (`DenseUnavailable`); a
   build with another embedder or unit resets the store and re-embeds.
 - ``taps`` — each tap's commit; a build re-embeds only taps whose commit changed, each
@@ -35,7 +36,14 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from boost_cli.core.dense.errors import REINDEX_FIX, DenseUnavailable
 from boost_cli.core.dense.flat import FlatCache, FlatIndex, ranked, scan_knn
 from boost_cli.core.dense.units import Unit
-from boost_cli.core.embed import EmbedConfig, EmbeddingCache, model_id, pack, text_hash
+from boost_cli.core.embed import (
+    EmbedConfig,
+    EmbeddingCache,
+    model_id,
+    pack,
+    parity_of,
+    text_hash,
+)
 from boost_cli.core.errors import UsageError
 
 FORMAT_VERSION = 1
@@ -156,6 +164,12 @@ class Store:
                 self.conn.execute("DELETE FROM meta WHERE key=?", (k,))
             else:
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
+
+    def set_identity(self, ident: Mapping[str, str]) -> None:
+        """Record the embedder ``ident`` (see `identity`), dropping the parity fields of the
+        one before it."""
+        stale = set(parity_fields(self.meta())) - set(ident)
+        self.set_meta(**{k: None for k in stale}, **ident)
 
     def taps(self) -> Dict[str, str]:
         return dict(self.conn.execute("SELECT name, commit_id FROM taps"))
@@ -375,14 +389,28 @@ class Store:
 # --------------------------------------------------------------------------- parity
 
 
+IDENTITY = ("provider", "model", "requested_dimensions", "unit", "normalisation")
+
+
 def identity(config: EmbedConfig, unit: str) -> Dict[str, str]:
+    """What the store records about the embedder that filled it: the fields every store
+    has (`IDENTITY`), the provider's own parity fields (a model file's sha256, a
+    tokenizer version: `Provider.parity`), and ``parity`` naming those fields."""
+    extra = parity_of(config)
     return {
         "provider": config.provider,
         "model": model_id(config),
         "requested_dimensions": str(config.dimensions or 0),
         "unit": unit,
         "normalisation": "l2",
+        **extra,
+        "parity": ",".join(sorted(extra)),
     }
+
+
+def parity_fields(meta: Mapping[str, str]) -> Dict[str, str]:
+    """The provider's parity fields a store's ``meta`` records (see `identity`)."""
+    return {k: meta.get(k, "") for k in meta.get("parity", "").split(",") if k}
 
 
 def _describe(meta: Mapping[str, str]) -> str:
@@ -391,20 +419,34 @@ def _describe(meta: Mapping[str, str]) -> str:
     return f"{meta.get('provider')} {meta.get('model')}{extra}"
 
 
-def mismatch(meta: Mapping[str, str], config: EmbedConfig, unit: Optional[str]) -> Optional[str]:
-    """Why vectors in a store with ``meta`` cannot be compared with ``config``'s, or None."""
+def mismatch(
+    meta: Mapping[str, str],
+    config: EmbedConfig,
+    unit: Optional[str],
+    holder: str = "the vector store",
+) -> Optional[str]:
+    """Why vectors in a store with ``meta`` (``holder`` in the message) cannot be compared
+    with ``config``'s, or None."""
     want = identity(config, unit or meta.get("unit", "entry"))
     have = {k: meta.get(k, "") for k in want}
+    have.update(parity_fields(meta))
+    have["parity"] = meta.get("parity", "")
     if have == want:
         return None
-    if {k: v for k, v in have.items() if k != "unit"} != {
-        k: v for k, v in want.items() if k != "unit"
-    }:
+    if any(have.get(k) != want[k] for k in IDENTITY if k != "unit"):
         return (
-            f"the vector store was embedded with {_describe(have)}, "
+            f"{holder} was embedded with {_describe(have)}, "
             f"but the configured embedder is {_describe(want)}"
         )
-    return f"the vector store holds {have['unit']} vectors, {want['unit']} vectors were asked for"
+    fields = sorted(k for k in {**have, **want} if k not in IDENTITY and k != "parity")
+    changed = [k for k in fields if have.get(k, "") != want.get(k, "")]
+    if changed:
+        was, now = ([f"{k} {v.get(k) or 'none'}" for k in changed] for v in (have, want))
+        return (
+            f"{holder} was embedded with {_describe(have)} ({', '.join(was)}), "
+            f"but the configured embedder has {', '.join(now)}"
+        )
+    return f"{holder} holds {have['unit']} vectors, {want['unit']} vectors were asked for"
 
 
 def open_existing(
@@ -456,6 +498,17 @@ def open_for_build(path: Path, backend: str) -> Store:
         store = Store(path, backend)
         store.create_schema()
     return store
+
+
+def store_bytes(path: Path) -> int:
+    """The store's size on disk, its write-ahead log included (0 when there is none)."""
+    total = 0
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            total += os.stat(f"{path}{suffix}").st_size
+        except FileNotFoundError:
+            continue
+    return total
 
 
 def _unlink_store(path: Path) -> None:

@@ -1,13 +1,18 @@
 """Text embeddings for the dense engine: which provider, how texts reach it, a cache.
 
 Providers: ``voyage`` and ``openai`` (their public APIs), ``openai-compatible`` (any server
-speaking OpenAI's ``POST {base}/embeddings``, e.g. a local model), and ``hash`` (a
-deterministic hashed random projection in pure Python: the offline floor and the test
-double). The modules, bottom up:
+speaking OpenAI's ``POST {base}/embeddings``, e.g. a local model), ``local`` (all-MiniLM-L6-v2
+run in process by onnxruntime: the ``[local]`` extra), and ``hash`` (a deterministic hashed
+random projection in pure Python: the offline floor and the test double). The modules,
+bottom up:
 
 - `base` — the `Provider` contract, `EmbedConfig`, the result types, the registry, batching;
 - `remote` — the HTTP APIs (wire formats, response checks) over `core.http`;
 - `hashing` — the ``hash`` provider (`HashEmbedder`);
+- `wordpiece` (with its generated `wordpiece_tables`) — BERT WordPiece tokenisation in the
+  stdlib, equal to Hugging Face ``tokenizers``;
+- `local` — the ``local`` provider (`LocalProvider`, `LocalEmbedder`): numpy and onnxruntime
+  are imported only when a model is loaded;
 - `providers` — the registration line: which providers exist, in auto-detection order;
 - `config` — settings and environment → `EmbedConfig`, keys, model identity;
 - `dispatch` — `embed()`, the one call that sends texts to the configured provider;
@@ -44,13 +49,18 @@ from boost_cli.core.embed.config import (
     NO_PROVIDER,
     NO_PROVIDER_FIX,
     api_key,
+    cache_model,
+    describe,
     dimensions_of,
     missing_key_reason,
     model_id,
+    parity_of,
     resolve_config,
+    unusable_reason,
 )
 from boost_cli.core.embed.dispatch import embed
 from boost_cli.core.embed.hashing import HASH_DIMENSIONS, HashEmbedder, hash_vector
+from boost_cli.core.embed.local import LocalProvider
 from boost_cli.core.embed.providers import PROVIDERS
 from boost_cli.core.embed.remote import (
     BACKOFF_SECONDS,
@@ -81,9 +91,12 @@ __all__ = [
     "HashEmbedder",
     "HttpProvider",
     "Limits",
+    "LocalProvider",
     "ProgressFn",
     "Provider",
     "api_key",
+    "cache_model",
+    "describe",
     "dimensions_of",
     "embed",
     "hash_vector",
@@ -91,6 +104,7 @@ __all__ = [
     "missing_key_reason",
     "model_id",
     "pack",
+    "parity_of",
     "plan_batches",
     "provider_named",
     "register",
@@ -98,4 +112,5 @@ __all__ = [
     "resolve_config",
     "text_hash",
     "unpack",
+    "unusable_reason",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from boost_cli.core import http
 
@@ -102,13 +102,15 @@ EmbedOutcome = Union[EmbedResult, EmbedFailure]
 class EmbedOptions:
     """How one `embed()` call wants its texts embedded. ``tries`` counts the attempts a
     request gets; ``key`` (never shown in a repr) may be None; ``progress(done, total)``
-    is called after each batch."""
+    is called after each batch. ``one_shot``: the process embeds this and exits (a CLI
+    query), so a provider with a costly set-up may pick a faster start over faster runs."""
 
     input_type: str = "document"
     timeout: float = 30
     tries: int = 4
     key: Optional[str] = field(default=None, repr=False)
     progress: Optional[ProgressFn] = None
+    one_shot: bool = False
 
 
 # What a provider returns: (vectors in input order, the model it says it served) or why not.
@@ -136,6 +138,21 @@ class Provider:
     def model_id(self, config: EmbedConfig) -> str:
         """The model identity vectors are stored and compared under."""
         return config.model
+
+    def parity(self, config: EmbedConfig) -> Dict[str, str]:
+        """Identity fields beyond provider, model and dimensions that vectors must share to
+        be compared (a model file's hash, a tokenizer version): the vector store records
+        them, and the cache keys vectors by them."""
+        return {}
+
+    def problem(self, config: EmbedConfig) -> Optional[str]:
+        """Why ``config`` cannot embed on this machine now (a missing package), checked
+        before anything is embedded and without loading anything; None when it can."""
+        return None
+
+    def describe(self, config: EmbedConfig) -> Dict[str, Any]:
+        """What `boost doctor` shows about this provider beyond its name and model."""
+        return {}
 
     def dimensions(self, config: EmbedConfig) -> Optional[int]:
         """The vector length ``config`` yields, when known before embedding anything."""

@@ -1,8 +1,8 @@
 """Vectors already paid for, and the byte layout vectors are stored in.
 
 `EmbeddingCache` keeps vectors in the vector store's ``cache`` table, keyed by
-sha256(text) + provider + model id + requested dimensions + input type, committed per
-provider batch: unchanged text is never sent twice, and an interrupted build resumes
+sha256(text) + provider + model (id and parity fields) + requested dimensions + input type,
+committed per provider batch: unchanged text is never sent twice, and an interrupted build resumes
 where it stopped.
 """
 
@@ -22,7 +22,7 @@ from boost_cli.core.embed.base import (
     ProgressFn,
     plan_batches,
 )
-from boost_cli.core.embed.config import dimensions_of, model_id
+from boost_cli.core.embed.config import cache_model, dimensions_of, model_id
 from boost_cli.core.embed.dispatch import embed
 
 
@@ -44,7 +44,7 @@ def unpack(blob: bytes) -> array[float]:
 class EmbeddingCache:
     """Vectors already paid for, in a ``cache`` table of the vector store.
 
-    Keyed by (sha256(text), provider, model id, requested dimensions, input type). Rows are
+    Keyed by (sha256(text), provider, `cache_model`, requested dimensions, input type). Rows are
     committed after every provider batch, so an interrupted run keeps what it embedded.
     """
 
@@ -59,7 +59,7 @@ class EmbeddingCache:
 
     @staticmethod
     def _key(config: EmbedConfig, input_type: str) -> Tuple[str, str, int, str]:
-        return (config.provider, model_id(config), config.dimensions or 0, input_type)
+        return (config.provider, cache_model(config), config.dimensions or 0, input_type)
 
     def lookup(
         self, hashes: Sequence[str], config: EmbedConfig, input_type: str = "document"
@@ -108,7 +108,8 @@ class EmbeddingCache:
     ) -> EmbedOutcome:
         """Like `embed`, but each distinct text is sent at most once, ever: cached vectors
         are reused and new ones are stored batch by batch (kept even if a later batch fails).
-        ``sent``/``sent_chars`` in the result count what actually went to the provider."""
+        ``sent``/``sent_chars`` in the result count what actually went to the provider;
+        ``progress(done, total)`` counts distinct texts sent, of all this call will send."""
         hashes = [text_hash(t) for t in texts]
         known = self.lookup(hashes, config, input_type)
         todo: Dict[str, str] = {}
@@ -122,6 +123,11 @@ class EmbeddingCache:
         total = len(missing)
         for batch in batches:
             pairs = [missing[i] for i in batch]
+
+            def within(done: int, _of: int, before: int = sent) -> None:
+                if progress is not None:  # the provider's own batches, counted in the whole
+                    progress(before + done, total)
+
             outcome = embed(
                 [t for _, t in pairs],
                 config=config,
@@ -129,6 +135,7 @@ class EmbeddingCache:
                 timeout=timeout,
                 max_retries=max_retries,
                 env=env,
+                progress=within,
             )
             if isinstance(outcome, EmbedFailure):
                 return outcome

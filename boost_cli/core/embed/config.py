@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 import os
 import urllib.parse
-from typing import Any, Callable, Mapping, Optional, TypeVar
+from typing import Any, Callable, Dict, Mapping, Optional, TypeVar
 
+from boost_cli.core import http
 from boost_cli.core.embed.base import EmbedConfig, provider_named, registered
 from boost_cli.core.embed.providers import PROVIDERS
 from boost_cli.core.errors import ConfigError
@@ -24,8 +25,10 @@ DEFAULT_BASE_URLS: Mapping[str, str] = {
 # Why dense cannot run, and the fix, wherever that is said (store status, query, build).
 NO_PROVIDER = "no embedding provider is configured"
 NO_PROVIDER_FIX = (
-    "set BOOST_EMBED_PROVIDER=voyage (with VOYAGE_API_KEY), openai (with OPENAI_API_KEY), "
-    "or BOOST_EMBED_BASE_URL=http://host:port/v1 for an OpenAI-compatible server; 'hash' works offline"
+    "pip install 'boost-skill-cli[local]' for a model that runs in process (no key, nothing "
+    "sent), or set BOOST_EMBED_PROVIDER=voyage (with VOYAGE_API_KEY), openai (with "
+    "OPENAI_API_KEY), or BOOST_EMBED_BASE_URL=http://host:port/v1 for an OpenAI-compatible "
+    "server; 'hash' works offline"
 )
 
 
@@ -43,7 +46,8 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
     ``BOOST_EMBED_TIMEOUT`` (seconds per request). With no provider named, the first
     registered provider that detects itself is used: a base URL means
     ``openai-compatible``, else ``VOYAGE_API_KEY`` means ``voyage``, else
-    ``OPENAI_API_KEY`` means ``openai``. Raises `ConfigError` for an unknown provider, a
+    ``OPENAI_API_KEY`` means ``openai``, else the installed [local] extra means ``local``.
+    Raises `ConfigError` for an unknown provider, a
     base URL that is not http(s), or dimensions or a timeout that are not positive.
     """
     settings = config.get("settings", config)
@@ -82,7 +86,7 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
         scheme = urllib.parse.urlsplit(base_url).scheme.lower()
         if scheme not in ("http", "https") or not urllib.parse.urlsplit(base_url).netloc:
             raise ConfigError(
-                f"embedding base URL {base_url!r} is not an http(s) URL",
+                f"embedding base URL {http.redact(base_url)!r} is not an http(s) URL",
                 "set BOOST_EMBED_BASE_URL to e.g. http://127.0.0.1:8765/v1",
             )
     dimensions = _positive(
@@ -142,9 +146,39 @@ def missing_key_reason(
     return None
 
 
+def unusable_reason(config: EmbedConfig, env: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """Why ``config`` cannot embed now (no key, a missing package), or None when it can.
+    Loads and sends nothing."""
+    return missing_key_reason(config, env) or config.spec.problem(config)
+
+
 def model_id(config: EmbedConfig) -> str:
     """The model identity vectors are stored under (`Provider.model_id`)."""
     return config.spec.model_id(config)
+
+
+def parity_of(config: EmbedConfig) -> Dict[str, str]:
+    """The provider's identity fields beyond the model id (`Provider.parity`)."""
+    return config.spec.parity(config)
+
+
+def cache_model(config: EmbedConfig) -> str:
+    """The model key cached vectors are filed under: the model id plus the parity fields,
+    so a new model file or tokenizer never reuses an old vector."""
+    extra = sorted(parity_of(config).items())
+    return "+".join([model_id(config), *(f"{k}={v}" for k, v in extra)])
+
+
+def describe(config: EmbedConfig) -> Dict[str, Any]:
+    """The embedder as `boost doctor` shows it: provider, model, where texts go, and what
+    the provider adds (`Provider.describe`)."""
+    return {
+        "provider": config.provider,
+        "model": config.model,
+        "host": config.host,
+        "remote": config.is_remote,
+        **config.spec.describe(config),
+    }
 
 
 def dimensions_of(config: EmbedConfig) -> Optional[int]:

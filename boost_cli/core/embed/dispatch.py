@@ -20,7 +20,7 @@ from boost_cli.core.embed.base import (
     EmbedResult,
     ProgressFn,
 )
-from boost_cli.core.embed.config import api_key, dimensions_of, missing_key_reason, model_id
+from boost_cli.core.embed.config import api_key, dimensions_of, model_id, unusable_reason
 
 
 def embed(
@@ -32,12 +32,13 @@ def embed(
     max_retries: int = 4,
     progress: Optional[ProgressFn] = None,
     env: Optional[Mapping[str, str]] = None,
+    one_shot: bool = False,
 ) -> EmbedOutcome:
     """Embed ``texts`` with ``config``'s provider; never raises for a provider problem.
 
     ``max_retries`` is the number of attempts a request gets in all (the failure says
     "after N tries"). ``progress(done, total)`` is called after each request. ``env``
-    defaults to ``os.environ``, read now.
+    defaults to ``os.environ``, read now. ``one_shot``: see `EmbedOptions`.
     """
     if input_type not in INPUT_TYPES:
         raise ValueError(f"input_type must be one of {INPUT_TYPES}, not {input_type!r}")
@@ -45,10 +46,11 @@ def embed(
     total = len(texts)
     if total == 0:
         return EmbedResult([], model_id(config), dimensions_of(config) or 0)
-    problem = missing_key_reason(config, env)
+    problem = unusable_reason(config, env)
     if problem:
         return EmbedFailure(problem)
-    options = EmbedOptions(input_type, timeout, max(1, max_retries), api_key(config, env), progress)
+    key = api_key(config, env)
+    options = EmbedOptions(input_type, timeout, max(1, max_retries), key, progress, one_shot)
     outcome = config.spec.embed_texts(texts, config, options)
     if isinstance(outcome, EmbedFailure):
         return outcome

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from boost_cli.core.embed.base import register
 from boost_cli.core.embed.hashing import HashEmbedder
+from boost_cli.core.embed.local import LocalProvider
 from boost_cli.core.embed.remote import OpenAI, OpenAICompatible, Voyage
 
-PROVIDERS = register(Voyage(), OpenAI(), OpenAICompatible(), HashEmbedder())
+PROVIDERS = register(Voyage(), OpenAI(), OpenAICompatible(), LocalProvider(), HashEmbedder())

@@ -29,6 +29,10 @@ from boost_cli.core.embed.base import (
 )
 
 BACKOFF_SECONDS = 0.5  # first retry waits this long, then doubles
+# A batch's answer is read up to this much per input (a 4,096-dimension vector written
+# out as JSON floats) plus a margin; a server sending more is not read further.
+MAX_BYTES_PER_INPUT = 4096 * 24
+MAX_BYTES_MARGIN = 64 * 1024
 MAX_BACKOFF_SECONDS = 8.0
 MAX_RETRY_AFTER_SECONDS = 20.0  # a server's retry-after is honoured up to this
 
@@ -86,8 +90,12 @@ class HttpProvider(Provider):
             timeout=timeout,
             retry=retry,
             secrets=(key,),
+            max_body=MAX_BYTES_MARGIN + len(inputs) * MAX_BYTES_PER_INPUT,
         )
         if isinstance(outcome, http.Response):
+            if outcome.ok and outcome.too_large:
+                limit = (MAX_BYTES_MARGIN + len(inputs) * MAX_BYTES_PER_INPUT) / 1e6
+                return EmbedFailure(f"{config.label}: the answer is larger than {limit:.1f} MB")
             if outcome.ok:
                 return _parse(outcome.body, len(inputs), config)
             if not outcome.retryable:
