@@ -527,12 +527,14 @@ def test_crash_before_the_manifest_switch_leaves_the_previous_index(
     def crash(path: object, value: object) -> None:
         raise OSError("disk full")
 
+    real = builder.write_json
     monkeypatch.setattr(builder, "write_json", crash)
     new = make_tap(tmp_path, "c", {"n/SKILL.md": "pdf charts galore\n"})
     with pytest.raises(OSError):
         index.build([*taps, new])
     assert [(h.entry.id, h.score, h.snippet) for h in query("pdf charts")] == before
-    monkeypatch.undo()
+    # (not monkeypatch.undo(): that would also undo BOOST_HOME, and build in ~/.boost)
+    monkeypatch.setattr(builder, "write_json", real)
     index.build([*taps, new])
     assert query("pdf charts galore")[0].entry.tap == "c"
     # Old generations are cleaned up once nothing points at them.
@@ -861,9 +863,10 @@ def test_a_segment_of_another_layout_is_rebuilt_not_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     taps = dedupe_taps(tmp_path)
-    monkeypatch.setattr(segment, "SEGMENT_LAYOUT", segment.SEGMENT_LAYOUT - 1)
+    layout = segment.SEGMENT_LAYOUT
+    monkeypatch.setattr(segment, "SEGMENT_LAYOUT", layout - 1)
     index.build(taps)
-    monkeypatch.undo()
+    monkeypatch.setattr(segment, "SEGMENT_LAYOUT", layout)
     report = index.build(taps)
     assert report.built == ("a", "b") and report.reused == ()
     assert len(list((index_dir() / index.SEGMENTS).iterdir())) == 2  # the old ones are gone

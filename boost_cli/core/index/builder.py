@@ -6,6 +6,7 @@ clean-up of files no manifest points to. One build at a time per index (a file l
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import re
 import time
@@ -39,6 +40,7 @@ from boost_cli.core.paths import index_dir
 
 _STALE_TMP_SECONDS = 3600
 _PARALLEL_MIN_ENTRIES = 1500  # below this a worker pool costs more than it saves
+_PARALLEL_MIN_CHUNKS = 20_000  # the same for the tiers to build
 
 
 @dataclass(frozen=True)
@@ -246,8 +248,14 @@ def _build(
             # An old tier that held unchanged taps' postings is damaged: redo those taps.
             if stale.taps <= force_taps:
                 raise stale.cause from None
-            return _build(
+            again = _build(
                 taps, force, force_taps | stale.taps, params, use_prefix, progress, workers
+            )
+            redone = built | set(again.built)  # this attempt built some already
+            return dataclasses.replace(
+                again,
+                built=tuple(n for n in names if n in redone),
+                reused=tuple(n for n in names if n not in redone),
             )
         stats = {
             "taps": len(names),
@@ -392,7 +400,11 @@ def _merge_and_tiers(
     keys = {n: str(records[n]["key"]) for n in names}
     plans = tiers_plan(root, old_tiers, held, names, keys, fresh, meta, dict(sections))
     jobs = [p.job for p in plans if p.job is not None]
-    n_workers = worker_count(len(jobs)) if workers is None else min(workers, len(jobs))
+    chunks = sum(int(p.meta["chunks"]) for p in plans if p.job is not None)
+    if workers is None:
+        n_workers = worker_count(len(jobs)) if chunks >= _PARALLEL_MIN_CHUNKS else 1
+    else:
+        n_workers = min(workers, len(jobs))
     try:
         if n_workers <= 1:
             results = [tier_task(job) for job in jobs]
