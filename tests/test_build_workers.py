@@ -143,6 +143,13 @@ def stuck_build(
             pipe.unlink()
 
 
+def _default_sigint() -> None:
+    """SIGINT as a terminal's foreground job has it. A shell starts background jobs with
+    SIGINT ignored, the ignore survives exec, and Python then installs no KeyboardInterrupt
+    handler: under a backgrounded `make check` the build would never see the Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_forced_build(home: Path) -> Tuple[subprocess.Popen[str], List[int]]:
     """`boost reindex --force --workers 2` in its own process group, once both workers run."""
     proc = subprocess.Popen(
@@ -153,6 +160,7 @@ def _start_forced_build(home: Path) -> Tuple[subprocess.Popen[str], List[int]]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=_default_sigint,
     )
     if not _wait_for(lambda: len(_children(proc.pid)) == 2, 60):
         proc.kill()

@@ -19,6 +19,7 @@ from boost_cli.core.index import neardup, ranking
 from boost_cli.core.index.generation import Generation
 from boost_cli.core.index.layout import DEAD
 from boost_cli.core.index.reader import IndexReader, acceptor
+from boost_cli.core.models import Hit
 from boost_cli.core.paths import index_dir
 from boost_cli.core.tokenize import tokenize
 from tests.test_index import data_files, make_tap, manifest_without_time, query
@@ -196,6 +197,46 @@ def random_corpus(tmp_path: Path, rng: random.Random) -> list:
     return taps
 
 
+KINDS = (None, None, "skill", "rule", "workflow")
+
+
+def random_check(
+    reader: IndexReader,
+    rng: random.Random,
+    extra: List[str],
+    n_words: int,
+    ks: Tuple[int, ...],
+    kinds: Tuple[Optional[str], ...],
+) -> Tuple[Optional[str], Optional[Tuple[str, ...]], str, List[Hit]]:
+    """One random weighted query (``n_words`` of WORDS + ``extra``, a k of ``ks``, a kind
+    of ``kinds``, a tap filter, an aggregation, a collapse level) through the reader,
+    checked against `reference`: (kind, taps, level, hits)."""
+    gen = generation(reader)
+    weights = {
+        term: rng.choice((1.0, 2.0, 0.7, 0.25))
+        for term in tokenize(" ".join(rng.sample(WORDS + extra, n_words)))
+    }
+    k = rng.choice(ks)
+    kind = rng.choice(kinds)
+    taps = rng.choice((None, None, ("a",), ("b", "c")))
+    wanted = None if taps is None else {gen.tap_index[t] for t in taps}
+    how = rng.choice(index.AGGREGATIONS)
+    level = rng.choice(index.COLLAPSE)
+    hits = reader.query(
+        weights=weights,
+        k=k,
+        kind=kind,
+        taps=taps,
+        aggregation=how,
+        collapse=level,
+        snippets=False,
+    )
+    want = reference(gen, weights, k, kind, wanted, how, level)
+    got = [(h.score, gen.content_of(h.content_hash or "")) for h in hits]
+    assert got == want, (weights, k, kind, taps, how, level)
+    return kind, taps, level, hits
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_pruned_top_k_equals_exhaustive_scoring(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
@@ -209,32 +250,13 @@ def test_pruned_top_k_equals_exhaustive_scoring(tmp_path: Path, seed: int) -> No
     assert len(set(gen.groups("near") or ())) < len(set(gen.groups("key") or ()))
     checked = ties = 0
     for _ in range(60):
-        weights = {
-            term: rng.choice((1.0, 2.0, 0.7, 0.25))
-            for term in tokenize(" ".join(rng.sample(WORDS + ["shared", "padding", "edit"], 3)))
-        }
-        k = rng.choice((1, 3, 10, 25))
-        kind = rng.choice((None, None, "skill", "rule", "workflow"))
-        taps = rng.choice((None, None, ("a",), ("b", "c")))
-        wanted = None if taps is None else {gen.tap_index[t] for t in taps}
-        how = rng.choice(index.AGGREGATIONS)
-        level = rng.choice(index.COLLAPSE)
-        hits = reader.query(
-            weights=weights,
-            k=k,
-            kind=kind,
-            taps=taps,
-            aggregation=how,
-            collapse=level,
-            snippets=False,
+        kind, taps, level, hits = random_check(
+            reader, rng, ["shared", "padding", "edit"], 3, (1, 3, 10, 25), KINDS
         )
-        want = reference(gen, weights, k, kind, wanted, how, level)
-        got = [(h.score, gen.content_of(h.content_hash or "")) for h in hits]
-        assert got == want, (weights, k, kind, taps, how, level)
         for h in hits:
             assert kind is None or h.entry.kind == kind
             assert taps is None or h.entry.tap in taps
-        scores = [score for score, _ in got]
+        scores = [h.score for h in hits]
         ties += len(scores) - len(set(scores))
         if level != "none":
             assert len({h.group for h in hits}) == len(hits)

@@ -9,6 +9,7 @@ builds against builds from scratch, and crashes and damage while tiers are rebui
 from __future__ import annotations
 
 import random
+import zlib
 from pathlib import Path
 from typing import Dict, List
 
@@ -20,11 +21,17 @@ from boost_cli.core.index.container import Container
 from boost_cli.core.index.layout import TIER_MAGIC
 from boost_cli.core.models import TapSnapshot
 from boost_cli.core.paths import index_dir
-from boost_cli.core.tokenize import tokenize
 from tests.test_index import data_files, make_tap, manifest_without_time
-from tests.test_index_ranking import WORDS, generation, open_reader, random_corpus, reference
+from tests.test_index_ranking import (
+    WORDS,
+    generation,
+    open_reader,
+    random_check,
+    random_corpus,
+)
 
 NAMES = ["a", "b", "c", "d", "e", "f"]
+KINDS = (None, None, "skill")
 
 
 @pytest.fixture(autouse=True)
@@ -59,31 +66,9 @@ def corpus(tmp_path: Path, version: Dict[str, int]) -> List[TapSnapshot]:
 
 
 def check_queries(reader: index.IndexReader, rng: random.Random, n: int) -> int:
-    gen = generation(reader)
     checked = 0
     for _ in range(n):
-        weights = {
-            term: rng.choice((1.0, 2.0, 0.7, 0.25))
-            for term in tokenize(" ".join(rng.sample(WORDS + ["filler", "part", "text"], 4)))
-        }
-        k = rng.choice((1, 3, 10))
-        kind = rng.choice((None, None, "skill"))
-        taps = rng.choice((None, None, ("a",), ("b", "c")))
-        wanted = None if taps is None else {gen.tap_index[t] for t in taps}
-        how = rng.choice(index.AGGREGATIONS)
-        level = rng.choice(index.COLLAPSE)
-        hits = reader.query(
-            weights=weights,
-            k=k,
-            kind=kind,
-            taps=taps,
-            aggregation=how,
-            collapse=level,
-            snippets=False,
-        )
-        want = reference(gen, weights, k, kind, wanted, how, level)
-        got = [(h.score, gen.content_of(h.content_hash or "")) for h in hits]
-        assert got == want, (weights, k, kind, taps, how, level)
+        hits = random_check(reader, rng, ["filler", "part", "text"], 4, (1, 3, 10), KINDS)[3]
         checked += len(hits)
     return checked
 
@@ -182,3 +167,33 @@ def test_a_damaged_tier_holding_unchanged_taps_makes_them_rebuild(tmp_path: Path
     reader.verify()
     assert check_queries(reader, random.Random(5), 10) > 0
     assert not holder.exists()  # no manifest points to it any more
+
+
+def test_block_maxima_and_frontier_bound_every_posting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The stored per-block (last id, highest tf, shortest chunk) and each term's frontier
+    # agree with the postings themselves, in every tier (blocks of 4: lists of many).
+    monkeypatch.setattr(tier, "BLOCK", 4)
+    index.build(corpus(tmp_path, {}))
+    gen = generation(open_reader())
+    dl = gen.merge.ints("chunk_dl", "H")
+    checked = 0
+    for t, tr in enumerate(gen.tiers):
+        base = gen.tier_chunk_base[t]
+        for term in (b"filler", b"part", b"text", *[w.encode() for w in WORDS[:20]]):
+            row = tr.find(term, zlib.crc32(term))
+            if row is None or not row.n:
+                continue
+            ids, tfs = tr.chunk_postings(row)
+            last, top, short = tr.blocks(row)
+            for i in range(len(last)):
+                part = range(i * tr.block, min((i + 1) * tr.block, len(ids)))
+                assert last[i] == ids[part[-1]]
+                assert top[i] == max(tfs[j] for j in part)
+                assert short[i] == min(dl[base + ids[j]] for j in part)
+            front = tr.frontier(row)
+            for j in range(len(ids)):  # no posting beats every frontier point
+                assert any(tf >= tfs[j] and d <= dl[base + ids[j]] for tf, d in front)
+            checked += len(last) > 1
+    assert checked > 10
