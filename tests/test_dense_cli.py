@@ -471,3 +471,30 @@ class Fixed:
         from boost_cli.core.retrieval import Retrieved
 
         return Retrieved(list(self.hits[text][:k]))
+
+
+def test_a_store_behind_the_taps_is_used_and_named_in_notes_and_doctor(
+    tapped: Path, tmp_path: Path
+) -> None:
+    home = copy_home(tapped, tmp_path / "home")
+    env = {"BOOST_EMBED_PROVIDER": "hash"}
+    assert boost(["reindex", "--dense"], home, env).returncode == 0
+    fresh = boost(["search", "--no-rerank", "kubernetes manifests"], home, env)
+    assert "vector store" not in fresh.stderr
+    assert boost(["doctor"], home, env).returncode == 0
+    conn = sqlite3.connect(str(home / "cache" / "vectors.sqlite"))
+    with conn:
+        conn.execute("UPDATE taps SET commit_id='0000000'")
+    conn.close()
+    found = boost(["search", "--explain", "--no-rerank", "kubernetes manifests"], home, env)
+    assert found.returncode == 0 and "engine: hybrid" in found.stdout  # still used
+    assert (
+        "the vector store is out of date for 1 tap (example) — run 'boost reindex --dense'"
+        in found.stderr
+    )
+    doctor = boost(["doctor", "--json"], home, env)
+    report = json.loads(doctor.stdout)
+    assert doctor.returncode == 1 and report["dense"]["stale_taps"] == ["example"]
+    assert "vector store out of date: run 'boost reindex --dense'" in report["fixes"]
+    assert boost(["reindex", "--dense"], home, env).returncode == 0
+    assert "vector store" not in boost(["search", "kubernetes", "--no-rerank"], home, env).stderr

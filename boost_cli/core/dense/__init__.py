@@ -42,7 +42,13 @@ from boost_cli.core.dense.share import (
     import_vectors,
     load_file,
 )
-from boost_cli.core.dense.store import BACKENDS, FORMAT_VERSION, backend_status, store_bytes
+from boost_cli.core.dense.store import (
+    BACKENDS,
+    FORMAT_VERSION,
+    backend_status,
+    forget_commits,
+    store_bytes,
+)
 from boost_cli.core.dense.units import (
     ENTRY_BODY_CHARS,
     SNIPPET_CHARS,
@@ -78,6 +84,7 @@ __all__ = [
     "egress_summary",
     "entry_text",
     "export_tap",
+    "forget_commits",
     "import_vectors",
     "load_file",
     "open_status",

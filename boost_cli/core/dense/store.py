@@ -305,6 +305,22 @@ class Store:
             c.execute("ROLLBACK")
             raise
 
+    def forget_commits(self, names: Sequence[str]) -> List[str]:
+        """Make the taps ``names`` look stale (their vectors stay, their commit is cleared),
+        so the next build re-embeds them; the names that were in the store."""
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            known = [
+                n for n in names if c.execute("SELECT 1 FROM taps WHERE name=?", (n,)).fetchone()
+            ]
+            c.executemany("UPDATE taps SET commit_id='' WHERE name=?", [(n,) for n in known])
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        return known
+
     # -- reads
 
     def knn(
@@ -498,6 +514,21 @@ def open_for_build(path: Path, backend: str) -> Store:
         store = Store(path, backend)
         store.create_schema()
     return store
+
+
+def forget_commits(path: Path, names: Sequence[str]) -> List[str]:
+    """`Store.forget_commits` on the store at ``path``; nothing (an empty list) when there
+    is no usable store — a store made later embeds every tap anyway."""
+    if not names or not path.exists():
+        return []
+    try:
+        store = open_existing(path, "flat")
+    except DenseUnavailable:
+        return []
+    try:
+        return store.forget_commits(names)
+    finally:
+        store.close()
 
 
 def store_bytes(path: Path) -> int:
