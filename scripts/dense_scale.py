@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boost_cli.core.dense import store as dstore  # noqa: E402
-from boost_cli.core.dense.flat import FlatIndex  # noqa: E402
+from boost_cli.core.dense.flat import FlatIndex, loaded_numpy  # noqa: E402
 from boost_cli.core.dense.query import COPIES_PER_HIT, DenseIndex  # noqa: E402
 from boost_cli.core.dense.units import Unit  # noqa: E402
 from boost_cli.core.embed import EmbedConfig, unpack  # noqa: E402
@@ -193,7 +193,10 @@ def cmd_time(args: argparse.Namespace) -> int:
         index = DenseIndex(config, path=args.store, backend=backend)
         if index.status().info.get("backend") != backend:
             continue  # sqlite-vec does not load in this Python
-        report[f"search_vector {DEPTH}, {backend}"] = _median_ms(
+        label = backend
+        if backend == "flat":
+            label += ", numpy" if loaded_numpy() is not None else ", pure Python"
+        report[f"search_vector {DEPTH}, {label}"] = _median_ms(
             lambda v, index=index: index.search_vector(v, k=DEPTH), vectors, args.rounds
         )
     report["load_after"] = load_avg()

@@ -1,4 +1,5 @@
-"""The ``flat`` backend: exact top-k cosine in pure Python over an int8 copy of the vectors.
+"""The ``flat`` backend: exact top-k cosine over an int8 copy of the vectors, in pure Python
+or, when this process has numpy loaded already, with numpy.
 
 `FlatIndex` answers from a quantised copy of the store's ``items`` (kept in its ``flat``
 table) and rescores the few candidates that can still reach the top k from their float32

@@ -87,7 +87,7 @@ def backend_status() -> Tuple[str, str]:
         conn.close()
     if ok:
         return "sqlite-vec", f"{note} loaded"
-    return "flat", f"exact flat scan (quantised index, pure Python): {note}"
+    return "flat", f"exact flat scan (quantised index; numpy with the [local] extra): {note}"
 
 
 class Store:
