@@ -273,15 +273,19 @@ class FlatIndex:
 
     # -- queries
 
-    def _dots(self, p: Sequence[int]) -> Sequence[int]:
+    def _dots(self, p: bytes) -> Sequence[int]:
         """``q̂ · ĉ_j`` for every vector j (exact integers), ``p`` the query's codes."""
         acc = 0
         for weight, column in zip(p, self._big_columns()):
             acc += weight * column
         lanes = from_le(_U32, acc.to_bytes(_SLOT_BYTES * self.n, "little"))
-        # Σ p_i·c_ij = q̂·ĉ_j + 128·Σĉ_j + 128·Σq̂ + 128²·dims
-        offset = 128 * (sum(p) - 128 * self.dims) + 16384 * self.dims
+        offset = self._offset(p)
         return [lane - 128 * total - offset for lane, total in zip(lanes, self.sums)]
+
+    def _offset(self, p: bytes) -> int:
+        """What the stored offsets add to every ``Σ_i p_i·c_ij`` besides ``128·Σĉ_j``:
+        ``Σ p_i·c_ij = q̂·ĉ_j + 128·Σĉ_j + 128·Σq̂ + 128²·dims``."""
+        return 128 * (sum(p) - 128 * self.dims) + 16384 * self.dims
 
     def knn(
         self,
@@ -308,33 +312,27 @@ class FlatIndex:
                 return []
             code = self.kind_names.index(kind)
         np = loaded_numpy() if use_numpy is None else (_import_numpy() if use_numpy else None)
-        p, scale_q, _, error_q = _quantise(query)
+        codes, scale, _, error = _quantise(query)
+        probe = _Probe(codes, scale, error, k, code, among)
         if np is not None:
-            keep = self._candidates_numpy(np, p, scale_q, error_q, k, code, among)
+            keep = self._candidates_numpy(np, probe)
             return ranked(_exact_numpy(np, conn, query, keep, k))[:k] if keep else []
-        keep = self._candidates(p, scale_q, error_q, k, code, among)
+        keep = self._candidates(probe)
         return ranked(exact(conn, query, keep))[:k] if keep else []
 
-    def _candidates(
-        self,
-        p: bytes,
-        scale_q: float,
-        error_q: float,
-        k: int,
-        code: Optional[int],
-        among: Optional[AbstractSet[int]],
-    ) -> List[int]:
+    def _candidates(self, q: _Probe) -> List[int]:
         """The item ids that can still be in the top k (pure Python)."""
-        if code is not None:
-            rows: Sequence[int] = [j for j, c in enumerate(self.kinds) if c == code]
+        if q.kind is not None:
+            rows: Sequence[int] = [j for j, c in enumerate(self.kinds) if c == q.kind]
         else:
             rows = range(self.n)
-        if among is not None:
+        if q.among is not None:
+            among = q.among
             rows = [j for j in rows if self.ids[j] in among]
         if not rows:
             return []
-        dots = self._dots(p)
-        scales, errors = self.scales, self.errors
+        dots = self._dots(q.codes)
+        scales, errors, scale_q, error_q, k = self.scales, self.errors, q.scale, q.error, q.k
         # Slack covers float rounding in the bound arithmetic itself.
         approx = [
             (dots[j] * scale_q * scales[j], errors[j] + error_q * (1 + errors[j]) + 1e-9)
@@ -348,38 +346,40 @@ class FlatIndex:
         ids = self.ids
         return [ids[j] for j in keep]
 
-    def _candidates_numpy(
-        self,
-        np: Any,
-        p: bytes,
-        scale_q: float,
-        error_q: float,
-        k: int,
-        code: Optional[int],
-        among: Optional[AbstractSet[int]],
-    ) -> List[int]:
+    def _candidates_numpy(self, np: Any, q: _Probe) -> List[int]:
         """`_candidates` as one integer matrix-vector product (exact in int32: every
         Σ p_i·c_ij ≤ 255²·dims < 2³¹) and array arithmetic in the same order."""
         a = self._numpy_arrays(np)
-        mask = None if code is None else a.kinds == code
-        if among is not None:
-            wanted = np.isin(a.ids, np.fromiter(among, np.int64, len(among)))
+        mask = None if q.kind is None else a.kinds == q.kind
+        if q.among is not None:
+            wanted = np.isin(a.ids, np.fromiter(q.among, np.int64, len(q.among)))
             mask = wanted if mask is None else mask & wanted
         rows = np.arange(self.n) if mask is None else np.flatnonzero(mask)
         if not len(rows):
             return []
-        query_codes = np.frombuffer(p, np.uint8)
+        query_codes = np.frombuffer(q.codes, np.uint8)
         raw = np.einsum("i,ij->j", query_codes, a.codes, dtype=np.int32, casting="unsafe")
-        offset = 128 * (sum(p) - 128 * self.dims) + 16384 * self.dims
-        dots = (raw[rows] - 128 * a.sums[rows] - offset).astype(np.float64)
+        dots = (raw[rows] - 128 * a.sums[rows] - self._offset(q.codes)).astype(np.float64)
         errors = a.errors[rows]
-        approx = dots * scale_q * a.scales[rows]
-        bound = errors + error_q * (1 + errors) + 1e-9
-        if len(rows) > k:
+        approx = dots * q.scale * a.scales[rows]
+        bound = errors + q.error * (1 + errors) + 1e-9
+        if len(rows) > q.k:
             low = approx - bound
-            floor = np.partition(low, len(low) - k)[len(low) - k]
+            floor = np.partition(low, len(low) - q.k)[len(low) - q.k]
             rows = rows[approx + bound >= floor]
         return [int(i) for i in a.ids[rows]]
+
+
+class _Probe(NamedTuple):
+    """One query as both candidate passes take it: its codes, scale and error
+    (`_quantise`), the k wanted, and the filters (a kind's code, item ids)."""
+
+    codes: bytes
+    scale: float
+    error: float
+    k: int
+    kind: Optional[int]
+    among: Optional[AbstractSet[int]]
 
 
 class _Arrays(NamedTuple):
