@@ -3,7 +3,8 @@
 The modules, bottom up (each imports only those above it in this list, and `core.embed`):
 
 - `errors` — `DenseUnavailable` (the engine cannot answer; auto mode degrades to BM25);
-- `flat` — `FlatIndex`, the exact pure-Python top-k used when sqlite-vec is absent;
+- `flat` — `FlatIndex`, the exact top-k used when sqlite-vec is absent (pure Python, or numpy
+  when the process has it loaded);
 - `units` — the texts embedded per entry ("entry" or "chunk" unit);
 - `store` — the SQLite file, its schema and backends, and the embedder identity it records;
 - `build` — `build_dense` and `egress_summary`;

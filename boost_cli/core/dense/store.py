@@ -87,7 +87,7 @@ def backend_status() -> Tuple[str, str]:
         conn.close()
     if ok:
         return "sqlite-vec", f"{note} loaded"
-    return "flat", f"exact flat scan (quantised index, pure Python): {note}"
+    return "flat", f"exact flat scan (quantised index; numpy with the [local] extra): {note}"
 
 
 class Store:
@@ -175,8 +175,12 @@ class Store:
         return dict(self.conn.execute("SELECT name, commit_id FROM taps"))
 
     def counts(self) -> Tuple[int, int]:
-        (entries,) = self.conn.execute("SELECT COUNT(*) FROM entries").fetchone()
-        (items,) = self.conn.execute("SELECT COUNT(*) FROM items").fetchone()
+        """(entries, vectors): the sums of the per-tap counts `replace_tap` records with
+        the rows, in the same transaction. Every search's status asks; counting the rows
+        took 0.6 ms for the shared corpus and 5.7 ms at 10x."""
+        entries, items = self.conn.execute(
+            "SELECT COALESCE(SUM(entries), 0), COALESCE(SUM(items), 0) FROM taps"
+        ).fetchone()
         return int(entries), int(items)
 
     # -- the vec0 index
