@@ -2,12 +2,14 @@
 `tap`, `update` and `untap` run so an existing index follows the taps. A search never
 writes; these are the only callers of the index and vector-store builds.
 
-Builds read the clones through `registry.held` (`steady_sources`, `steady_snapshots`): each tap's lock is held (shared)
-while the index reads its files, so no `boost update` changes them meanwhile, and a clone
+Builds read the clones through `registry.held` (`steady_sources`, `steady_snapshots`):
+each tap's lock is held (shared) while the index reads its files, so no `boost update`
+changes them meanwhile, and a clone
 whose update was interrupted is put back first. A tap whose clone had to be put back is
 flagged ``repaired``: what the index holds for it may have been built from a half-updated
-tree under the very key it has now, so the next build redoes it (``force_taps``) and then
-clears the flag.
+tree under the very key it has now, so the next build redoes it (``force_taps``), marks it
+stale in the vector store (the next ``reindex --dense`` re-embeds it) and then clears the
+flag.
 """
 
 from __future__ import annotations
@@ -97,6 +99,12 @@ def reindex(
     report = index.build(
         sources, force=force, force_taps=tuple(forced), progress=progress, workers=workers
     )
+    if redo:
+        # The vector store may hold the same half-updated tree under the same commit: mark
+        # those taps stale there too, so `reindex --dense` redoes them (from the cache).
+        from boost_cli.core import dense
+
+        dense.forget_commits(paths.vectors_path(), sorted(redo))
     registry.clear_repaired(redo)
     return report
 
