@@ -4,12 +4,11 @@ writes; these are the only callers of the index and vector-store builds.
 
 Builds read the clones through `registry.held` (`steady_sources`, `steady_snapshots`):
 each tap's lock is held (shared) while the index reads its files, so no `boost update`
-changes them meanwhile, and a clone
-whose update was interrupted is put back first. A tap whose clone had to be put back is
-flagged ``repaired``: what the index holds for it may have been built from a half-updated
-tree under the very key it has now, so the next build redoes it (``force_taps``), marks it
-stale in the vector store (the next ``reindex --dense`` re-embeds it) and then clears the
-flag.
+changes them meanwhile, and a clone whose update was interrupted is put back first. A tap
+whose clone had to be put back is flagged ``repaired``: what the index holds for it may
+have been built from a half-updated tree under the very key it has now, so the next build
+redoes it (``force_taps``), marks it stale in the vector store (the next ``reindex
+--dense`` re-embeds it) and then clears the flag.
 """
 
 from __future__ import annotations
