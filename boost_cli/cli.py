@@ -266,6 +266,12 @@ def _add_reindex(sub: argparse._SubParsersAction) -> None:
         help="only rebuild this tap (repeatable)",
     )
     p.add_argument(
+        "--workers",
+        type=_int_range(1),
+        metavar="N",
+        help="worker processes for changed taps (default: one per CPU, as memory allows)",
+    )
+    p.add_argument(
         "--dense", action="store_true", help="also build the dense vector index (needs a provider)"
     )
     p.add_argument(

@@ -339,6 +339,22 @@ _pieces = st.sampled_from(
 )
 
 
+def test_a_chunk_after_an_overlap_always_takes_in_new_text() -> None:
+    # Found by the property test below: a soft cut just before a fence's opening line let
+    # the next chunk end on that line, inside the chunk before it (same end, nothing new).
+    body = (
+        "## Sub head\n```python\n```\n"
+        + "word " * 30
+        + "\n```\nPlain sentence. Another one! "
+        + "# Head\n" * 7
+        + "Plain sentence. Another one! "
+    )
+    chunks = chunks_of(body, target=100, overlap=25, max_chunks=1000)
+    assert_round_trip(body, chunks)
+    assert all(a.start < b.start and a.end < b.end for a, b in zip(chunks, chunks[1:]))
+    assert_covers(body, chunks)
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     parts=st.lists(_pieces, max_size=80),

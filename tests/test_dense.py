@@ -9,7 +9,7 @@ import os
 import sqlite3
 import subprocess
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import pytest
 
@@ -25,6 +25,7 @@ from boost_cli.core.dense import (
     entry_text,
     open_status,
 )
+from boost_cli.core.dense import store as dense_store
 from boost_cli.core.embed import NO_PROVIDER_FIX, EmbedConfig
 from boost_cli.core.errors import ProviderError, UsageError
 from boost_cli.core.models import TapSnapshot
@@ -207,10 +208,27 @@ def test_incremental_by_commit_and_removed_taps(
     report = build_dense([taps[0], beta2], config=HASH, path=store)
     assert report.taps_embedded == ("beta",) and report.taps_reused == ("alpha",)
     assert report.texts == 2 and report.texts_sent == 1  # the unchanged skill came from the cache
+    assert _counted(store) == (5, 5)
     only_alpha = build_dense([taps[0]], config=HASH, path=store)
     assert only_alpha.taps_removed == ("beta",) and only_alpha.entries == 3
     index = DenseIndex(HASH, path=store)
     assert all(h.entry.tap == "alpha" for h in index.query("postgres migrations terraform"))
+    assert _counted(store) == (3, 3)
+
+
+def _counted(path: Path) -> Tuple[int, int]:
+    """The store's (entries, vectors) as `Store.counts` reports them (from the per-tap
+    counts), checked against counting the rows themselves."""
+    store = dense_store.open_existing(path)
+    try:
+        rows = tuple(
+            store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("entries", "items")
+        )
+        assert store.counts() == rows
+        return store.counts()
+    finally:
+        store.close()
 
 
 def test_progress_counts_what_the_whole_build_sends(

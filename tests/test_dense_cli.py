@@ -13,6 +13,7 @@ import re
 import shutil
 import socket
 import sqlite3
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from http.server import ThreadingHTTPServer
@@ -364,13 +365,20 @@ def _random_store(n: int, dims: int, seed: int) -> sqlite3.Connection:
     return conn
 
 
+def _needs_numpy(use_numpy: bool) -> None:
+    if use_numpy:
+        pytest.importorskip("numpy", reason="the numpy path needs numpy (the [local] extra)")
+
+
+@pytest.mark.parametrize("use_numpy", [False, True], ids=["pure", "numpy"])
 @pytest.mark.parametrize("dims", [8, 96])
-def test_flat_index_ranks_exactly_like_the_scan(dims: int) -> None:
+def test_flat_index_ranks_exactly_like_the_scan(dims: int, use_numpy: bool) -> None:
     import random
 
     from boost_cli.core.dense.flat import FlatIndex, scan_knn
     from boost_cli.core.embed import unpack
 
+    _needs_numpy(use_numpy)
     conn = _random_store(700, dims, seed=dims)
     rows = conn.execute("SELECT id, kind, vector FROM items ORDER BY id").fetchall()
     index = FlatIndex.decode(FlatIndex.encode(rows))
@@ -385,7 +393,68 @@ def test_flat_index_ranks_exactly_like_the_scan(dims: int) -> None:
             query = [x / norm for x in query]
         k = rng.choice([1, 5, 60, 699, 2000])
         kind = rng.choice([None, "skill", "rule", "workflow", "nonexistent"])
-        assert index.knn(conn, query, k, kind) == scan_knn(conn, query, k, kind), (trial, k, kind)
+        got = index.knn(conn, query, k, kind, use_numpy=use_numpy)
+        assert got == scan_knn(conn, query, k, kind), (trial, k, kind)
+
+
+@pytest.mark.parametrize("use_numpy", [False, True], ids=["pure", "numpy"])
+def test_flat_index_among_some_items_ranks_like_the_scan_of_those(use_numpy: bool) -> None:
+    """The tap filter's path: only ``among`` item ids compete (the scan filters by tap;
+    here both see the same ids)."""
+    import random
+
+    from boost_cli.core.dense.flat import FlatIndex, ranked
+    from boost_cli.core.embed import unpack
+
+    _needs_numpy(use_numpy)
+    conn = _random_store(500, 24, seed=7)
+    rows = conn.execute("SELECT id, kind, vector FROM items ORDER BY id").fetchall()
+    index = FlatIndex.decode(FlatIndex.encode(rows))
+    assert index is not None
+    rng = random.Random(2)
+    for trial in range(20):
+        among = {r[0] for r in rows if rng.random() < 0.3}
+        query = list(unpack(rows[rng.randrange(len(rows))][2]))
+        k = rng.choice([1, 10, 100, 400])
+        kind = rng.choice([None, "skill", "rule"])
+        scored = [
+            (i, sum(a * b for a, b in zip(query, unpack(blob))))
+            for i, kd, blob in rows
+            if i in among and kind in (None, kd)
+        ]
+        got = index.knn(conn, query, k, kind, among, use_numpy=use_numpy)
+        assert got == ranked(scored)[:k], (trial, k, kind)
+    assert index.knn(conn, query, 5, None, {10**9}, use_numpy=use_numpy) == []
+
+
+def test_flat_index_takes_the_numpy_path_only_when_numpy_is_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The default path follows whether this process imported numpy already: the flat
+    search never imports it (a search without the [local] extra stays stdlib-only)."""
+    from boost_cli.core.dense import flat
+    from boost_cli.core.embed import unpack
+
+    conn = _random_store(50, 8, seed=5)
+    rows = conn.execute("SELECT id, kind, vector FROM items ORDER BY id").fetchall()
+    index = flat.FlatIndex.decode(flat.FlatIndex.encode(rows))
+    assert index is not None
+    taken: List[str] = []
+    real = (index._candidates, index._candidates_numpy)
+    monkeypatch.setattr(index, "_candidates", lambda *a: taken.append("pure") or real[0](*a))
+    monkeypatch.setattr(index, "_candidates_numpy", lambda *a: taken.append("numpy") or real[1](*a))
+    query = list(unpack(rows[3][2]))
+    np: Any = sys.modules.get("numpy") or flat._import_numpy()
+    monkeypatch.setitem(sys.modules, "numpy", None)  # as if never imported
+    assert flat.loaded_numpy() is None
+    expected = index.knn(conn, query, 5, None)
+    assert taken == ["pure"]
+    if np is None:
+        pytest.skip("numpy is not installed: the pure path was checked, not the numpy one")
+    monkeypatch.setitem(sys.modules, "numpy", np)
+    assert flat.loaded_numpy() is np
+    assert index.knn(conn, query, 5, None) == expected
+    assert taken == ["pure", "numpy"]
 
 
 def test_flat_index_blobs_of_another_layout_are_ignored() -> None:
@@ -471,3 +540,30 @@ class Fixed:
         from boost_cli.core.retrieval import Retrieved
 
         return Retrieved(list(self.hits[text][:k]))
+
+
+def test_a_store_behind_the_taps_is_used_and_named_in_notes_and_doctor(
+    tapped: Path, tmp_path: Path
+) -> None:
+    home = copy_home(tapped, tmp_path / "home")
+    env = {"BOOST_EMBED_PROVIDER": "hash"}
+    assert boost(["reindex", "--dense"], home, env).returncode == 0
+    fresh = boost(["search", "--no-rerank", "kubernetes manifests"], home, env)
+    assert "vector store" not in fresh.stderr
+    assert boost(["doctor"], home, env).returncode == 0
+    conn = sqlite3.connect(str(home / "cache" / "vectors.sqlite"))
+    with conn:
+        conn.execute("UPDATE taps SET commit_id='0000000'")
+    conn.close()
+    found = boost(["search", "--explain", "--no-rerank", "kubernetes manifests"], home, env)
+    assert found.returncode == 0 and "engine: hybrid" in found.stdout  # still used
+    assert (
+        "the vector store is out of date for 1 tap (example) — run 'boost reindex --dense'"
+        in found.stderr
+    )
+    doctor = boost(["doctor", "--json"], home, env)
+    report = json.loads(doctor.stdout)
+    assert doctor.returncode == 1 and report["dense"]["stale_taps"] == ["example"]
+    assert "vector store out of date: run 'boost reindex --dense'" in report["fixes"]
+    assert boost(["reindex", "--dense"], home, env).returncode == 0
+    assert "vector store" not in boost(["search", "kubernetes", "--no-rerank"], home, env).stderr

@@ -21,7 +21,7 @@ from boost_cli.core.errors import IndexUnavailable, UsageError
 from boost_cli.core.index import reader as index_reader
 from boost_cli.core.index import segment
 from boost_cli.core.index.container import HEAD, Container
-from boost_cli.core.index.layout import MERGE_MAGIC, SEGMENT_MAGIC
+from boost_cli.core.index.layout import MERGE_MAGIC, SEGMENT_MAGIC, TIER_MAGIC
 from boost_cli.core.models import Entry, Hit, TapSnapshot
 from boost_cli.core.paths import index_dir
 
@@ -527,12 +527,14 @@ def test_crash_before_the_manifest_switch_leaves_the_previous_index(
     def crash(path: object, value: object) -> None:
         raise OSError("disk full")
 
+    real = builder.write_json
     monkeypatch.setattr(builder, "write_json", crash)
     new = make_tap(tmp_path, "c", {"n/SKILL.md": "pdf charts galore\n"})
     with pytest.raises(OSError):
         index.build([*taps, new])
     assert [(h.entry.id, h.score, h.snippet) for h in query("pdf charts")] == before
-    monkeypatch.undo()
+    # (not monkeypatch.undo(): that would also undo BOOST_HOME, and build in ~/.boost)
+    monkeypatch.setattr(builder, "write_json", real)
     index.build([*taps, new])
     assert query("pdf charts galore")[0].entry.tap == "c"
     # Old generations are cleaned up once nothing points at them.
@@ -606,13 +608,36 @@ def _damage(path: Path, at: int, value: bytes) -> None:
     path.write_bytes(bytes(data))
 
 
+def _tier(built: Path) -> Path:
+    return next((built / "tiers").glob("*.tir"))
+
+
 def test_bad_magic_is_reported_with_the_fix(built: Path) -> None:
-    seg = next((built / index.SEGMENTS).glob("b-*.seg"))
-    _damage(seg, 0, b"XXXX")
+    _damage(_tier(built), 0, b"XXXX")
     with pytest.raises(IndexUnavailable) as err:
         index.open_index()
     assert err.value.fix == FORCE_FIX
     assert "damaged" in err.value.message and "bad header" in err.value.message
+
+
+def test_a_segment_is_checked_when_a_hit_first_needs_it(built: Path) -> None:
+    # Segments hold records and spans, read for hits: opened on first use, then checked.
+    seg = next((built / index.SEGMENTS).glob("b-*.seg"))
+    good = seg.read_bytes()
+    _damage(seg, 0, b"XXXX")
+    reader = index.open_index()
+    assert reader is not None
+    assert [h.entry.name for h in reader.query("charts")] == ["other"]  # all in a
+    with pytest.raises(IndexUnavailable, match="bad header") as err:
+        reader.query("viewer")
+    assert err.value.fix == FORCE_FIX
+    seg.write_bytes(good[:100])
+    with pytest.raises(IndexUnavailable, match="truncated|table of contents"):
+        index.open_index().query("viewer")  # type: ignore[union-attr]
+    seg.unlink()
+    with pytest.raises(IndexUnavailable, match="missing") as err:
+        index.open_index().query("viewer")  # type: ignore[union-attr]
+    assert err.value.fix == FORCE_FIX
 
 
 def test_truncated_files_are_reported(built: Path) -> None:
@@ -626,9 +651,9 @@ def test_truncated_files_are_reported(built: Path) -> None:
         index.open_index()
 
 
-def test_truncated_segment_is_reported(built: Path) -> None:
-    seg = next((built / index.SEGMENTS).glob("a-*.seg"))
-    seg.write_bytes(seg.read_bytes()[:100])
+def test_truncated_tier_is_reported(built: Path) -> None:
+    tier = _tier(built)
+    tier.write_bytes(tier.read_bytes()[:100])
     with pytest.raises(IndexUnavailable) as err:
         index.open_index()
     assert err.value.fix == FORCE_FIX
@@ -648,11 +673,11 @@ def test_checksum_mismatch_in_a_table_read_at_open(built: Path) -> None:
 
 
 def test_damaged_postings_are_caught_by_verify_and_bounds(built: Path) -> None:
-    seg = next((built / index.SEGMENTS).glob("a-*.seg"))
-    c = Container(seg, SEGMENT_MAGIC)
+    tier = _tier(built)
+    c = Container(tier, TIER_MAGIC)
     off, length = c.span("dict_rows")
     c.close()
-    _damage(seg, off + 1 + 10, b"\xff\xff\xff\x7f")  # a huge postings offset somewhere
+    _damage(tier, off + 1 + 10, b"\xff\xff\xff\x7f")  # a huge postings offset somewhere
     reader = index.open_index()
     assert reader is not None
     with pytest.raises(IndexUnavailable, match="checksum mismatch"):
@@ -661,50 +686,53 @@ def test_damaged_postings_are_caught_by_verify_and_bounds(built: Path) -> None:
 
 def test_a_dictionary_row_past_its_bucket_is_damage(tmp_path: Path) -> None:
     index.build([make_tap(tmp_path, "t", {"a/SKILL.md": "zebra\n"})], **NO_PREFIX)
-    (seg,) = (index_dir() / index.SEGMENTS).iterdir()
-    c = Container(seg, SEGMENT_MAGIC)
+    (tier,) = (index_dir() / "tiers").iterdir()
+    c = Container(tier, TIER_MAGIC)
     off, _ = c.span("dict_rows")
     c.close()
-    _damage(seg, off, b"\xff")  # the one row's term length: past the end of its bucket
+    _damage(tier, off, b"\xff")  # the one row's term length: past the end of its bucket
     with pytest.raises(IndexUnavailable, match="bad dictionary row") as err:
         query("zebra")
     assert err.value.fix == FORCE_FIX
 
 
 def test_any_changed_byte_is_caught_by_verify(built: Path) -> None:
-    seg = next((built / index.SEGMENTS).glob("a-*.seg"))
-    good = seg.read_bytes()
-    c = Container(seg, SEGMENT_MAGIC)
-    c.verify()
-    c.close()
-    for at in range(HEAD.size, len(good), max(1, len(good) // 97)):
-        seg.write_bytes(good[:at] + bytes([good[at] ^ 0x20]) + good[at + 1 :])
-        with pytest.raises(IndexUnavailable):
-            c = Container(seg, SEGMENT_MAGIC)
-            try:
-                c.verify()
-            finally:
-                c.close()
-    seg.write_bytes(good + b"\0" * 8)
-    c = Container(seg, SEGMENT_MAGIC)
-    with pytest.raises(IndexUnavailable, match="at the end"):
+    for path, magic in (
+        (_tier(built), TIER_MAGIC),
+        (next((built / index.SEGMENTS).glob("a-*.seg")), SEGMENT_MAGIC),
+    ):
+        good = path.read_bytes()
+        c = Container(path, magic)
         c.verify()
-    c.close()
+        c.close()
+        for at in range(HEAD.size, len(good), max(1, len(good) // 97)):
+            path.write_bytes(good[:at] + bytes([good[at] ^ 0x20]) + good[at + 1 :])
+            with pytest.raises(IndexUnavailable):
+                c = Container(path, magic)
+                try:
+                    c.verify()
+                finally:
+                    c.close()
+        path.write_bytes(good + b"\0" * 8)
+        c = Container(path, magic)
+        with pytest.raises(IndexUnavailable, match="at the end"):
+            c.verify()
+        c.close()
+        path.write_bytes(good)
 
 
 def test_a_changed_digit_in_the_table_of_contents_is_caught_at_open(built: Path) -> None:
-    seg = next((built / index.SEGMENTS).glob("a-*.seg"))
-    data = seg.read_bytes()
+    tier = _tier(built)
+    data = tier.read_bytes()
     at = data.index(b'"buckets":') + len(b'"buckets":')
     digit = data[at : at + 1]
-    seg.write_bytes(data[:at] + (b"9" if digit != b"9" else b"8") + data[at + 1 :])
+    tier.write_bytes(data[:at] + (b"9" if digit != b"9" else b"8") + data[at + 1 :])
     with pytest.raises(IndexUnavailable, match="table of contents"):
         index.open_index()
 
 
 def test_garbage_in_the_table_of_contents(built: Path) -> None:
-    seg = next((built / index.SEGMENTS).glob("a-*.seg"))
-    _damage(seg, 16, b"}}}}")
+    _damage(_tier(built), 16, b"}}}}")
     with pytest.raises(IndexUnavailable, match="table of contents"):
         index.open_index()
 
@@ -735,9 +763,8 @@ def test_manifest_problems(built: Path) -> None:
     assert index.open_index() is not None
 
 
-def test_segment_of_another_format_version(built: Path) -> None:
-    seg = next((built / index.SEGMENTS).glob("a-*.seg"))
-    _damage(seg, 8, (index.FORMAT_VERSION + 7).to_bytes(4, "little"))
+def test_tier_of_another_format_version(built: Path) -> None:
+    _damage(_tier(built), 8, (index.FORMAT_VERSION + 7).to_bytes(4, "little"))
     with pytest.raises(IndexUnavailable) as err:
         index.open_index()
     assert err.value.fix == "run 'boost reindex'"
@@ -745,7 +772,7 @@ def test_segment_of_another_format_version(built: Path) -> None:
 
 
 def test_missing_data_file_is_damage_not_a_crash(built: Path) -> None:
-    next((built / index.SEGMENTS).glob("a-*.seg")).unlink()
+    _tier(built).unlink()
     with pytest.raises(IndexUnavailable, match="missing") as err:
         index.open_index()
     assert err.value.fix == FORCE_FIX
@@ -836,9 +863,10 @@ def test_a_segment_of_another_layout_is_rebuilt_not_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     taps = dedupe_taps(tmp_path)
-    monkeypatch.setattr(segment, "SEGMENT_LAYOUT", segment.SEGMENT_LAYOUT - 1)
+    layout = segment.SEGMENT_LAYOUT
+    monkeypatch.setattr(segment, "SEGMENT_LAYOUT", layout - 1)
     index.build(taps)
-    monkeypatch.undo()
+    monkeypatch.setattr(segment, "SEGMENT_LAYOUT", layout)
     report = index.build(taps)
     assert report.built == ("a", "b") and report.reused == ()
     assert len(list((index_dir() / index.SEGMENTS).iterdir())) == 2  # the old ones are gone

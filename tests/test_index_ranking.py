@@ -19,6 +19,7 @@ from boost_cli.core.index import neardup, ranking
 from boost_cli.core.index.generation import Generation
 from boost_cli.core.index.layout import DEAD
 from boost_cli.core.index.reader import IndexReader, acceptor
+from boost_cli.core.models import Hit
 from boost_cli.core.paths import index_dir
 from boost_cli.core.tokenize import tokenize
 from tests.test_index import data_files, make_tap, manifest_without_time, query
@@ -99,7 +100,7 @@ def test_a_content_matched_only_past_the_prefix_cut_is_found(tmp_path: Path) -> 
     gen = generation(reader)
     scores = ranking.accumulate(gen, {"zeppelin": 1.0}, 1.2, 0.75, (0.3, 2.0, 0.75))
     assert scores is not None
-    long_id = next(j for j in range(2) if gen.segments[0].record(j)["entries"][0]["name"] == "long")
+    long_id = next(j for j in range(2) if gen.segment(0).record(j)["entries"][0]["name"] == "long")
     first, end = gen.chunk_range(long_id)
     assert all(scores.acc[c] == 0.0 for c in range(first, end)) and scores.field[long_id] > 0
 
@@ -196,45 +197,66 @@ def random_corpus(tmp_path: Path, rng: random.Random) -> list:
     return taps
 
 
+KINDS = (None, None, "skill", "rule", "workflow")
+
+
+def random_check(
+    reader: IndexReader,
+    rng: random.Random,
+    extra: List[str],
+    n_words: int,
+    ks: Tuple[int, ...],
+    kinds: Tuple[Optional[str], ...],
+) -> Tuple[Optional[str], Optional[Tuple[str, ...]], str, List[Hit]]:
+    """One random weighted query (``n_words`` of WORDS + ``extra``, a k of ``ks``, a kind
+    of ``kinds``, a tap filter, an aggregation, a collapse level) through the reader,
+    checked against `reference`: (kind, taps, level, hits)."""
+    gen = generation(reader)
+    weights = {
+        term: rng.choice((1.0, 2.0, 0.7, 0.25))
+        for term in tokenize(" ".join(rng.sample(WORDS + extra, n_words)))
+    }
+    k = rng.choice(ks)
+    kind = rng.choice(kinds)
+    taps = rng.choice((None, None, ("a",), ("b", "c")))
+    wanted = None if taps is None else {gen.tap_index[t] for t in taps}
+    how = rng.choice(index.AGGREGATIONS)
+    level = rng.choice(index.COLLAPSE)
+    hits = reader.query(
+        weights=weights,
+        k=k,
+        kind=kind,
+        taps=taps,
+        aggregation=how,
+        collapse=level,
+        snippets=False,
+    )
+    want = reference(gen, weights, k, kind, wanted, how, level)
+    got = [(h.score, gen.content_of(h.content_hash or "")) for h in hits]
+    assert got == want, (weights, k, kind, taps, how, level)
+    return kind, taps, level, hits
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_pruned_top_k_equals_exhaustive_scoring(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     index.build(random_corpus(tmp_path, rng))
     reader = open_reader()
     gen = generation(reader)
-    assert len(gen.segments) == 3
+    assert len(gen.tap_names) == 3
     for level in ("key", "near"):  # there are groups, more of them by body overlap
         group = gen.groups(level)
         assert group is not None and any(len(gen.members(level, g)) > 1 for g in set(group))
     assert len(set(gen.groups("near") or ())) < len(set(gen.groups("key") or ()))
     checked = ties = 0
     for _ in range(60):
-        weights = {
-            term: rng.choice((1.0, 2.0, 0.7, 0.25))
-            for term in tokenize(" ".join(rng.sample(WORDS + ["shared", "padding", "edit"], 3)))
-        }
-        k = rng.choice((1, 3, 10, 25))
-        kind = rng.choice((None, None, "skill", "rule", "workflow"))
-        taps = rng.choice((None, None, ("a",), ("b", "c")))
-        wanted = None if taps is None else {gen.tap_index[t] for t in taps}
-        how = rng.choice(index.AGGREGATIONS)
-        level = rng.choice(index.COLLAPSE)
-        hits = reader.query(
-            weights=weights,
-            k=k,
-            kind=kind,
-            taps=taps,
-            aggregation=how,
-            collapse=level,
-            snippets=False,
+        kind, taps, level, hits = random_check(
+            reader, rng, ["shared", "padding", "edit"], 3, (1, 3, 10, 25), KINDS
         )
-        want = reference(gen, weights, k, kind, wanted, how, level)
-        got = [(h.score, gen.content_of(h.content_hash or "")) for h in hits]
-        assert got == want, (weights, k, kind, taps, how, level)
         for h in hits:
             assert kind is None or h.entry.kind == kind
             assert taps is None or h.entry.tap in taps
-        scores = [score for score, _ in got]
+        scores = [h.score for h in hits]
         ties += len(scores) - len(set(scores))
         if level != "none":
             assert len({h.group for h in hits}) == len(hits)
@@ -398,8 +420,8 @@ def test_group_keys_map_file_hashes_to_groups(tmp_path: Path) -> None:
 def test_old_format_says_run_reindex(tmp_path: Path) -> None:
     index.build([make_tap(tmp_path, "t", {"a/SKILL.md": "x y z\n"})])
     path = index_dir() / index.MANIFEST
-    path.write_text(path.read_text().replace('"version": 2', '"version": 1'))
+    path.write_text(path.read_text().replace('"version": 3', '"version": 2'))
     with pytest.raises(IndexUnavailable) as exc:
         index.open_index()
-    assert exc.value.message == "the search index has format version 1, this boost reads version 2"
+    assert exc.value.message == "the search index has format version 2, this boost reads version 3"
     assert exc.value.fix == "run 'boost reindex'"

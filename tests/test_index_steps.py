@@ -1,5 +1,6 @@
-"""The steps of a segment build, each on literals: contents (dedupe, chunk, byte spans),
-invert, the hash-bucketed term dictionary and its look-up."""
+"""The steps of a build, each on literals: contents (dedupe, chunk, byte spans), invert,
+a tap's postings sections, the hash-bucketed term dictionary and its look-up, and the
+tier plan, frontier and block maxima."""
 
 from __future__ import annotations
 
@@ -8,10 +9,19 @@ from array import array
 
 import pytest
 
+from boost_cli.core.index import tier
 from boost_cli.core.index.contents import ChunkTable, ContentTable, byte_spans, chunk_file
 from boost_cli.core.index.layout import KIND_BITS, NO_SPAN
 from boost_cli.core.index.params import IndexParams
-from boost_cli.core.index.postings import bucket_count, find_term, invert, term_dictionary
+from boost_cli.core.index.postings import (
+    Row,
+    bucket_count,
+    dictionary,
+    find_row,
+    invert,
+    rows,
+    tap_sections,
+)
 from boost_cli.core.models import Entry
 from boost_cli.core.tokenize import tokenize
 
@@ -109,28 +119,61 @@ def test_bucket_count_is_a_power_of_two_near_half_the_terms() -> None:
 
 
 def test_every_term_is_found_in_its_bucket() -> None:
-    words = [f"term{i}" for i in range(40)] + ["ünïcödé", "x" * 256]
-    postings = {w: [i << 8 | 1, (i + 50) << 8 | 3] for i, w in enumerate(words)}
-    fields = {"term3": [7 << 8 | 1], "only-field": [2 << 8 | 2]}
-    d = term_dictionary(postings, fields)
-    assert d.n_terms == 41 and d.n_buckets == 32  # the 256-byte term is left out
-    assert d.n_field_terms == 2
-    assert d.vocab.split(b"\n") == sorted(w.encode() for w in words[:-1])  # chunk terms
+    words = sorted(f"term{i}".encode() for i in range(40)) + ["ünïcödé".encode()]
+    table = [Row(i, i + 1, i, 2 * i, 3 * i, i % 7) for i in range(40)]
+    table.append(Row(7, 0, 0, 0, 0, 0, 11, 2, 1, 5, 1))  # field postings only
+    buckets, data, n = dictionary(words, table)
+    assert n == 32  # 41 terms: the power of two near half
     offsets = array("I")
-    offsets.frombytes(d.buckets)
-    assert len(offsets) == d.n_buckets + 1 and offsets[-1] == len(d.rows)
-    for w in words[:-1] + ["only-field"]:
-        tb = w.encode("utf-8")
-        b = zlib.crc32(tb) & (d.n_buckets - 1)
-        found = find_term(d.rows[offsets[b] : offsets[b + 1]], tb)
-        assert found is not None
-        start, count, fstart, fcount = found
-        assert d.postings[start : start + count] == postings.get(w, [])
-        assert d.field_postings[fstart : fstart + fcount] == fields.get(w, [])
-    b = zlib.crc32(b"absent") & (d.n_buckets - 1)
-    assert find_term(d.rows[offsets[b] : offsets[b + 1]], b"absent") is None
+    offsets.frombytes(buckets)
+    assert len(offsets) == n + 1 and offsets[-1] == len(data)
+    for word, row in zip(words, table):
+        b = zlib.crc32(word) & (n - 1)
+        assert find_row(data[offsets[b] : offsets[b + 1]], word) == row
+    b = zlib.crc32(b"absent") & (n - 1)
+    assert find_row(data[offsets[b] : offsets[b + 1]], b"absent") is None
+    assert sorted(rows(data)) == sorted(zip(words, table))
 
 
-def test_find_term_refuses_a_row_that_runs_past_its_bucket() -> None:
+def test_find_row_refuses_a_row_that_runs_past_its_bucket() -> None:
     with pytest.raises(ValueError, match="bad dictionary row"):
-        find_term(b"\x05abc", b"abc")
+        find_row(b"\x05abc", b"abc")
+    good = Row(1, 2, 2, 0, 0, 1, 3, 4, 4, 0, 1).pack(b"abc")
+    with pytest.raises(ValueError, match="bad dictionary row"):
+        find_row(good[:-3], b"abc")  # the field part is cut short
+
+
+def test_tap_sections_keep_terms_in_byte_order() -> None:
+    postings = {"b": [1 << 8 | 2], "a": [0 << 8 | 1, 3 << 8 | 4], "x" * 256: [0 << 8 | 1]}
+    fields = {"c": [2 << 8 | 1]}
+    got = dict(tap_sections(postings, fields, "H", "H"))
+    assert got["terms"] == b"a\nb\nc"  # the 256-byte term is left out
+    counts, fcounts, ids = array("I"), array("I"), array("H")
+    counts.frombytes(got["counts"])
+    fcounts.frombytes(got["field_counts"])
+    ids.frombytes(got["post_ids"])
+    assert list(counts) == [2, 1, 0] and list(fcounts) == [0, 0, 1]
+    assert list(ids) == [0, 3, 1] and got["post_tfs"] == bytes([1, 4, 2])
+    assert got["field_tfs"] == b"\x01"
+
+
+# --------------------------------------------------------------------------- tiers
+
+
+def test_tier_plan_cuts_after_marked_names_and_before_a_full_tier() -> None:
+    import zlib as z
+
+    marked = next(f"t{i}" for i in range(100) if z.crc32(f"t{i}".encode()) % tier.CUT_EVERY == 0)
+    plain = [f"u{i}" for i in range(100) if z.crc32(f"u{i}".encode()) % tier.CUT_EVERY][:4]
+    taps = [(plain[0], 10), (marked, 10), (plain[1], 10), (plain[2], 10)]
+    assert tier.plan(taps) == [(0, 2), (2, 4)]
+    big = tier.TIER_CHUNKS - 10
+    assert tier.plan([(plain[0], 10), (plain[1], big), (plain[2], 10)]) == [(0, 2), (2, 3)]
+    assert tier.plan([(plain[0], 2 * big), (plain[1], 1)]) == [(0, 1), (1, 2)]  # alone
+    assert tier.plan([]) == []
+
+
+def test_frontier_keeps_the_points_no_other_beats_in_both() -> None:
+    points = [(1, 50), (3, 40), (2, 10), (3, 60), (5, 90), (1, 5)]
+    assert tier._frontier(points) == [(5, 90), (3, 40), (2, 10), (1, 5)]
+    assert tier._frontier([]) == []

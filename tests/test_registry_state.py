@@ -153,6 +153,28 @@ def test_an_interrupted_update_is_repaired_before_an_index_build(
     assert registry.get_tap("reg").repaired is False  # the build redid it and cleared the flag
 
 
+def test_the_rebuild_of_a_repaired_tap_marks_it_stale_in_the_vector_store(
+    tapped: Path, boost_home: Path
+) -> None:
+    from boost_cli.core import dense, embed
+
+    hashed = embed.resolve_config({}, {"BOOST_EMBED_PROVIDER": "hash"})
+    assert hashed is not None
+    with indexing.steady_snapshots() as snaps:
+        indexing.reindex(snaps)
+        dense.build_dense(snaps, config=hashed)
+    old = registry.get_tap("reg").commit
+    _interrupt(tapped, boost_home)
+    with indexing.steady_snapshots() as snaps:  # puts the clone back at `old`, flags it
+        assert registry.get_tap("reg").repaired
+        indexing.reindex(snaps)
+    assert dense.DenseIndex(hashed).status().info["taps"] == {"reg": ""}
+    with indexing.steady_snapshots() as snaps:
+        report = dense.build_dense(snaps, config=hashed)
+    assert report.taps_embedded == ("reg",) and report.texts_sent == 0  # all from the cache
+    assert dense.DenseIndex(hashed).status().info["taps"] == {"reg": old}
+
+
 def test_update_after_an_interruption_says_so_and_moves_on(tapped: Path, boost_home: Path) -> None:
     new = _interrupt(tapped, boost_home)
     (result,) = registry.update()

@@ -42,6 +42,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     line(
         f"dense: {'ready' if d['ready'] else 'off'} — store backend {d['backend']}"
         + (f"; {printable(d['reason'])}" if d.get("reason") else "")
+        + (f"; out of date for {len(d['stale_taps'])} taps" if d.get("stale_taps") else "")
     )
     if d.get("backend_note"):
         line(f"  {printable(d['backend_note'])}")

@@ -6,27 +6,34 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any, Dict, List, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Sequence
 
 from boost_cli.commands.render import Status, emit_json, err, out, progress
-from boost_cli.core import dense, indexing, registry, status
+from boost_cli.core import indexing, registry
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import TapSnapshot
+
+if TYPE_CHECKING:  # pragma: no cover
+    from boost_cli.core.index import TapSource
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     taps = registry.require_taps(args.tap)
     t0 = time.perf_counter()
-    with Status() as line, indexing.steady_snapshots() as snaps:
+    with Status() as line, indexing.steady_sources() as sources:  # no catalog read here
         line.show(f"  indexing · reading {len(taps)} tap{'' if len(taps) == 1 else 's'}")
-        left = _left_label(args, snaps)
+        left = _left_label(args, sources)
         line.show(
             f"  indexing 0/{len(left.names)} · {left(0, 0, '')}"
             if left.names
             else "  indexing · checking for changes"
         )
         report = indexing.reindex(
-            snaps, force=args.force, force_taps=args.tap, progress=progress("indexing", line, left)
+            sources,
+            force=args.force,
+            force_taps=args.tap,
+            progress=progress("indexing", line, left),
+            workers=args.workers,
         )
         result: Dict[str, Any] = {
             "bm25": report.to_dict(),
@@ -34,7 +41,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         }
         if args.dense:
             line.clear()
-            result["dense"] = _dense(args, snaps, line)
+            result["dense"] = _dense(args, registry.snapshots(), line)
     total = time.perf_counter() - t0
     result["seconds"] = round(total, 3)
     if args.json:
@@ -75,9 +82,9 @@ class _Left:
         return "left: " + ", ".join(left[:2]) + more
 
 
-def _left_label(args: argparse.Namespace, snaps: Sequence[TapSnapshot]) -> _Left:
-    commits = {} if args.force else status.index_state().commits
-    order = sorted(snaps, key=lambda s: (-len(s.entries), s.name))
+def _left_label(args: argparse.Namespace, sources: Sequence[TapSource]) -> _Left:
+    commits = {} if args.force else indexing.indexed_commits()
+    order = sorted(sources, key=lambda s: (-s.entries, s.name))
     return _Left(
         [
             s.name
@@ -88,6 +95,8 @@ def _left_label(args: argparse.Namespace, snaps: Sequence[TapSnapshot]) -> _Left
 
 
 def _dense(args: argparse.Namespace, snaps: Sequence[TapSnapshot], line: Status) -> Dict[str, Any]:
+    from boost_cli.core import dense
+
     embedder, unit = indexing.dense_settings(args.unit)
     if embedder.is_remote:
         where, n_texts, n_chars = dense.egress_summary(snaps, embedder, unit)

@@ -375,7 +375,10 @@ def chunk_body(
                 cut, overlapping = skipped, False
             else:
                 lo = start + target // 2
-                found = layout.best_boundary(max(start + tiny, core), lo, hi)
+                # A cut must take in something new: past the first non-space after core.
+                fresh = _NONSPACE_RE.search(body, core)
+                floor = max(start + tiny, fresh.start() if fresh else core)
+                found = layout.best_boundary(floor, lo, hi)
                 cut = found if found is not None else _soft_cut(body, lo, hi)
                 overlapping = True
         s, e = _trim(body, start, cut)

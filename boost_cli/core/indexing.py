@@ -2,20 +2,33 @@
 `tap`, `update` and `untap` run so an existing index follows the taps. A search never
 writes; these are the only callers of the index and vector-store builds.
 
-Builds read the clones through `registry.held_snapshots`: each tap's lock is held (shared)
-while the index reads its files, so no `boost update` changes them meanwhile, and a clone
-whose update was interrupted is put back first. A tap whose clone had to be put back is
-flagged ``repaired``: what the index holds for it may have been built from a half-updated
-tree under the very key it has now, so the next build redoes it (``force_taps``) and then
-clears the flag.
+Builds read the clones through `registry.held` (`steady_sources`, `steady_snapshots`):
+each tap's lock is held (shared) while the index reads its files, so no `boost update`
+changes them meanwhile, and a clone whose update was interrupted is put back first. A tap
+whose clone had to be put back is flagged ``repaired``: what the index holds for it may
+have been built from a half-updated tree under the very key it has now, so the next build
+redoes it (``force_taps``), marks it stale in the vector store (the next ``reindex
+--dense`` re-embeds it) and then clears the flag.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from boost_cli.core import config, paths, registry
 from boost_cli.core.errors import ProviderError
@@ -24,10 +37,32 @@ from boost_cli.core.models import TapSnapshot
 if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.dense import ImportReport, VectorFile
     from boost_cli.core.embed import EmbedConfig
-    from boost_cli.core.index import BuildReport
+    from boost_cli.core.index import BuildReport, TapSource
 
 Progress = Optional[Callable[..., None]]
 DEFAULT_UNIT = "entry"
+
+
+@contextlib.contextmanager
+def steady_sources(names: Sequence[str] = ()) -> Iterator[List[TapSource]]:
+    """Every present tap (or the named ones) as the index build first sees it, its clone
+    held steady for the ``with`` block (see above): from the config alone, its entries
+    loaded only if its segment must be rebuilt (in a worker, when there is one)."""
+    from boost_cli.core import index
+
+    scan = registry.scan_version()
+    with registry.held(names) as taps:
+        yield [
+            index.TapSource(
+                name=t.name,
+                commit=t.commit,
+                root=root,
+                scan=scan,
+                load=partial(registry.load_snapshot, t.name, t.commit, str(root)),
+                entries=sum(t.counts.values()),
+            )
+            for t, root in taps
+        ]
 
 
 @contextlib.contextmanager
@@ -38,22 +73,47 @@ def steady_snapshots() -> Iterator[List[TapSnapshot]]:
 
 
 def reindex(
-    snaps: Sequence[TapSnapshot],
+    sources: Optional[Sequence[Union[TapSource, TapSnapshot]]] = None,
     *,
     force: bool = False,
     force_taps: Sequence[str] = (),
     progress: Progress = None,
+    workers: Optional[int] = None,
 ) -> BuildReport:
-    """Build the BM25 index for ``snaps``: only taps whose commit changed are redone, plus
-    ``force_taps`` and every tap flagged ``repaired``."""
+    """Build the BM25 index for ``sources`` (default: every tap, `steady_sources`): only
+    taps whose commit changed are loaded and redone, plus ``force_taps`` and every tap
+    flagged ``repaired``; with nothing changed it reads the config and the manifest, and
+    stats files. ``workers``: at most this many worker processes (None: as the machine
+    allows)."""
     from boost_cli.core import index
 
+    if sources is None:
+        with steady_sources() as held:
+            return reindex(
+                held, force=force, force_taps=force_taps, progress=progress, workers=workers
+            )
     repaired = {t.name: t.commit for t in registry.list_taps() if t.repaired}
-    redo = {s.name: s.commit for s in snaps if repaired.get(s.name) == s.commit}
+    redo = {s.name: s.commit for s in sources if repaired.get(s.name) == s.commit}
     forced = sorted(set(force_taps) | set(redo))
-    report = index.build(snaps, force=force, force_taps=tuple(forced), progress=progress)
+    report = index.build(
+        sources, force=force, force_taps=tuple(forced), progress=progress, workers=workers
+    )
+    if redo:
+        # The vector store may hold the same half-updated tree under the same commit: mark
+        # those taps stale there too, so `reindex --dense` redoes them (from the cache).
+        from boost_cli.core import dense
+
+        dense.forget_commits(paths.vectors_path(), sorted(redo))
     registry.clear_repaired(redo)
     return report
+
+
+def indexed_commits() -> Dict[str, str]:
+    """Tap → the commit the BM25 index holds it at, from the manifest alone ({} when there
+    is no readable index)."""
+    from boost_cli.core import index
+
+    return index.indexed_commits()
 
 
 def refresh(progress: Progress = None) -> Optional[BuildReport]:
@@ -61,8 +121,7 @@ def refresh(progress: Progress = None) -> Optional[BuildReport]:
     taps are redone); None when there is no index yet — `boost reindex` builds the first."""
     if not (paths.index_dir() / "manifest.json").exists():
         return None
-    with steady_snapshots() as snaps:
-        return reindex(snaps, progress=progress)
+    return reindex(progress=progress)
 
 
 def dense_settings(unit: Optional[str] = None) -> Tuple[EmbedConfig, str]:

@@ -534,47 +534,73 @@ def scan(tap: TapInfo) -> catalog.ScanResult:
     """The catalog scan of ``tap`` at its recorded commit: from the cache, else scanned and
     cached when the clone is verified to be exactly that commit (with its lock held, so
     no update moves it meanwhile)."""
+    return _scan(tap.name, tap.root, tap.commit)
+
+
+def _scan(name: str, root: Path, commit: str) -> catalog.ScanResult:
     from boost_cli.core import catalog, gitutil
 
-    hit = catalog.cached(tap.name, tap.root, tap.commit)
+    hit = catalog.cached(name, root, commit)
     if hit is not None:
         return hit
-    with lock.attempt(paths.tap_lock_path(tap.name), shared=True) as held:
+    with lock.attempt(paths.tap_lock_path(name), shared=True) as held:
         try:
             trusted = (
                 held
-                and not interrupted(tap)
-                and gitutil.checkout_problem(tap.root, tap.commit) is None
+                and not _marker(root).exists()
+                and gitutil.checkout_problem(root, commit) is None
             )
         except GitError as exc:  # no git, or a broken clone: scan, but cache nothing
-            log.debug("cannot check the clone of %s: %s", tap.name, exc)
+            log.debug("cannot check the clone of %s: %s", name, exc)
             trusted = False
-        result = catalog.scan_tap(tap.name, tap.root)
+        result = catalog.scan_tap(name, root)
         if trusted:
             try:
-                catalog.store(tap.name, tap.commit, result)
+                catalog.store(name, commit, result)
             except OSError as exc:  # a read-only or full home: the scan is still right
-                log.debug("cannot cache the scan of %s: %s", tap.name, exc)
+                log.debug("cannot cache the scan of %s: %s", name, exc)
     return result
 
 
 def snapshots(names: Iterable[str] = ()) -> List[TapSnapshot]:
     """Every tap (or the named ones) at its commit with its entries, for the engines."""
+    return [TapSnapshot(t.name, t.commit, root, scan(t).entries) for t, root in present(names)]
+
+
+def present(names: Iterable[str] = ()) -> List[Tuple[TapInfo, Path]]:
+    """Every tap (or the named ones) whose clone is there, with its folder: the config
+    alone, no catalog. A vanished clone is left out ('boost doctor' reports it)."""
     wanted = set(names)
     out = []
     for tap in list_taps():
         if wanted and tap.name not in wanted:
             continue
-        if not tap.root.is_dir():
-            continue  # clone vanished; 'boost doctor'/'boost taps' report it
-        out.append(TapSnapshot(tap.name, tap.commit, tap.root, scan(tap).entries))
+        root = tap.root  # resolved once: it checks the name against repos/
+        if root.is_dir():
+            out.append((tap, root))
     return out
 
 
+def scan_version() -> str:
+    """What makes a tap's entries from its files at a commit: the catalog scan's version
+    (its cache is keyed by commit and this version, on the same assumption)."""
+    from boost_cli.core import catalog
+
+    return f"catalog/{catalog.CACHE_VERSION}"
+
+
+def load_snapshot(name: str, commit: str, root: str) -> TapSnapshot:
+    """One tap at ``commit`` with its entries (`scan`). Module-level, so an index build can
+    hand it to a worker process to call there (`index.TapSource.load`)."""
+    folder = Path(root)
+    return TapSnapshot(name, commit, folder, _scan(name, folder, commit).entries)
+
+
 @contextlib.contextmanager
-def held_snapshots(names: Iterable[str] = ()) -> Iterator[List[TapSnapshot]]:
-    """`snapshots`, with every tap's lock held (shared) for the ``with`` block so no update
-    changes a clone an index build is reading; interrupted updates are repaired first."""
+def held(names: Iterable[str] = ()) -> Iterator[List[Tuple[TapInfo, Path]]]:
+    """`present`, with every tap's lock held (shared) for the ``with`` block so no update
+    changes a clone an index build is reading; interrupted updates are repaired first.
+    Cheap: a lock and a marker look-up a tap, no catalog."""
     wanted = list(names)
     for _ in range(3):
         taps = [t for t in list_taps() if not wanted or t.name in wanted]
@@ -583,12 +609,19 @@ def held_snapshots(names: Iterable[str] = ()) -> Iterator[List[TapSnapshot]]:
                 stack.enter_context(_tap_lock(tap.name, shared=True))
             broken = [t.name for t in taps if t.root.is_dir() and interrupted(t)]
             if not broken:
-                yield snapshots(wanted)
+                yield present(wanted)
                 return
         repair_interrupted(broken)
     raise GitError(  # pragma: no cover - needs updates crashing in a loop meanwhile
         "taps keep changing while the index is built", "retry when no 'boost update' runs"
     )
+
+
+@contextlib.contextmanager
+def held_snapshots(names: Iterable[str] = ()) -> Iterator[List[TapSnapshot]]:
+    """`snapshots` of the taps `held` steady for the ``with`` block."""
+    with held(names) as taps:
+        yield [TapSnapshot(t.name, t.commit, root, scan(t).entries) for t, root in taps]
 
 
 # --------------------------------------------------------------------------- bundled catalog

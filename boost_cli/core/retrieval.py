@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.dense import DenseIndex
 
 REINDEX = "run 'boost reindex'"
+REINDEX_DENSE = "run 'boost reindex --dense'"
 
 
 @dataclass(frozen=True)
@@ -353,7 +354,7 @@ def get_retriever(
         if reader is not None:
             bm25, info = BM25Retriever(reader), _index_info(reader, current, notes)
     if engine in ("dense", "hybrid") or (engine is None and bm25 is not None):
-        dense_choice = _dense(engine, bm25, engines, notes)
+        dense_choice = _dense(engine, bm25, engines, notes, current)
         if dense_choice is not None:
             dense_choice.info.update(info)
             return dense_choice
@@ -388,9 +389,15 @@ def _index_info(
 
 
 def _dense(
-    engine: Optional[str], bm25: Optional[BM25Retriever], engines: Engines, notes: List[str]
+    engine: Optional[str],
+    bm25: Optional[BM25Retriever],
+    engines: Engines,
+    notes: List[str],
+    current: Optional[Mapping[str, str]] = None,
 ) -> Optional[RetrieverChoice]:
-    """Hybrid/dense when the dense store is ready; None (auto) or an error (explicit) otherwise."""
+    """Hybrid/dense when the dense store is ready; None (auto) or an error (explicit) otherwise.
+    A ready store that misses taps of ``current`` (or holds older commits) is used as it
+    is, and named in ``notes``."""
     if engine is None and not paths.vectors_path().exists():
         return None  # no dense store: don't pay for importing the embedding stack
     index = engines.dense_index()
@@ -401,6 +408,12 @@ def _dense(
         if status.exists:
             notes.append(f"dense retrieval skipped: {status.reason}")
         return None
+    stale = stale_taps(current, status.info.get("taps") or {}) if current is not None else []
+    if stale:
+        notes.append(
+            f"the vector store is out of date for {len(stale)} tap{'s' if len(stale) > 1 else ''}"
+            f" ({', '.join(stale[:5])}) — {REINDEX_DENSE}"
+        )
     dense_r = DenseRetriever(index)
     if engine == "dense":
         return RetrieverChoice(dense_r, notes, {"dense": status.info})

@@ -101,6 +101,12 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         if stale:
             fixes.append("index out of date: run 'boost reindex'")
     report["dense"] = _dense(engines)
+    held = report["dense"]["info"].get("taps")
+    if report["dense"]["ready"] and held is not None:
+        dense_stale = retrieval.stale_taps({t.name: t.commit for t in taps}, held)
+        report["dense"]["stale_taps"] = dense_stale
+        if dense_stale:
+            fixes.append("vector store out of date: run 'boost reindex --dense'")
     report["llm"] = {
         "anthropic_api_key": bool(os.environ.get("ANTHROPIC_API_KEY")),
         "claude_cli": shutil.which("claude") is not None,

@@ -3,7 +3,8 @@
 The modules, bottom up (each imports only those above it in this list, and `core.embed`):
 
 - `errors` — `DenseUnavailable` (the engine cannot answer; auto mode degrades to BM25);
-- `flat` — `FlatIndex`, the exact pure-Python top-k used when sqlite-vec is absent;
+- `flat` — `FlatIndex`, the exact top-k used when sqlite-vec is absent (pure Python, or numpy
+  when the process has it loaded);
 - `units` — the texts embedded per entry ("entry" or "chunk" unit);
 - `store` — the SQLite file, its schema and backends, and the embedder identity it records;
 - `build` — `build_dense` and `egress_summary`;
@@ -42,7 +43,13 @@ from boost_cli.core.dense.share import (
     import_vectors,
     load_file,
 )
-from boost_cli.core.dense.store import BACKENDS, FORMAT_VERSION, backend_status, store_bytes
+from boost_cli.core.dense.store import (
+    BACKENDS,
+    FORMAT_VERSION,
+    backend_status,
+    forget_commits,
+    store_bytes,
+)
 from boost_cli.core.dense.units import (
     ENTRY_BODY_CHARS,
     SNIPPET_CHARS,
@@ -78,6 +85,7 @@ __all__ = [
     "egress_summary",
     "entry_text",
     "export_tap",
+    "forget_commits",
     "import_vectors",
     "load_file",
     "open_status",

@@ -87,7 +87,7 @@ def backend_status() -> Tuple[str, str]:
         conn.close()
     if ok:
         return "sqlite-vec", f"{note} loaded"
-    return "flat", f"exact flat scan (quantised index, pure Python): {note}"
+    return "flat", f"exact flat scan (quantised index; numpy with the [local] extra): {note}"
 
 
 class Store:
@@ -175,8 +175,12 @@ class Store:
         return dict(self.conn.execute("SELECT name, commit_id FROM taps"))
 
     def counts(self) -> Tuple[int, int]:
-        (entries,) = self.conn.execute("SELECT COUNT(*) FROM entries").fetchone()
-        (items,) = self.conn.execute("SELECT COUNT(*) FROM items").fetchone()
+        """(entries, vectors): the sums of the per-tap counts `replace_tap` records with
+        the rows, in the same transaction. Every search's status asks; counting the rows
+        took 0.6 ms for the shared corpus and 5.7 ms at 10x."""
+        entries, items = self.conn.execute(
+            "SELECT COALESCE(SUM(entries), 0), COALESCE(SUM(items), 0) FROM taps"
+        ).fetchone()
         return int(entries), int(items)
 
     # -- the vec0 index
@@ -304,6 +308,22 @@ class Store:
         except BaseException:
             c.execute("ROLLBACK")
             raise
+
+    def forget_commits(self, names: Sequence[str]) -> List[str]:
+        """Make the taps ``names`` look stale (their vectors stay, their commit is cleared),
+        so the next build re-embeds them; the names that were in the store."""
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            known = [
+                n for n in names if c.execute("SELECT 1 FROM taps WHERE name=?", (n,)).fetchone()
+            ]
+            c.executemany("UPDATE taps SET commit_id='' WHERE name=?", [(n,) for n in known])
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        return known
 
     # -- reads
 
@@ -498,6 +518,21 @@ def open_for_build(path: Path, backend: str) -> Store:
         store = Store(path, backend)
         store.create_schema()
     return store
+
+
+def forget_commits(path: Path, names: Sequence[str]) -> List[str]:
+    """`Store.forget_commits` on the store at ``path``; nothing (an empty list) when there
+    is no usable store — a store made later embeds every tap anyway."""
+    if not names or not path.exists():
+        return []
+    try:
+        store = open_existing(path, "flat")
+    except DenseUnavailable:
+        return []
+    try:
+        return store.forget_commits(names)
+    finally:
+        store.close()
 
 
 def store_bytes(path: Path) -> int:

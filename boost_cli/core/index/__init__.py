@@ -23,8 +23,9 @@ Modules, in the order data flows through them:
 
 from __future__ import annotations
 
-from boost_cli.core.index.builder import BuildReport, build
+from boost_cli.core.index.builder import BuildReport, TapSource, build
 from boost_cli.core.index.layout import FORMAT_VERSION, MANIFEST, SEGMENTS
+from boost_cli.core.index.manifest import indexed_commits
 from boost_cli.core.index.params import AGGREGATIONS, COLLAPSE, IndexParams
 from boost_cli.core.index.reader import IndexReader, open_index
 
@@ -37,6 +38,8 @@ __all__ = [
     "BuildReport",
     "IndexParams",
     "IndexReader",
+    "TapSource",
     "build",
+    "indexed_commits",
     "open_index",
 ]

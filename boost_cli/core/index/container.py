@@ -137,8 +137,9 @@ class Container:
             raise damaged(f"{self.path.name}: a reference points outside its table")
         return self.read_at(span[0] + start, end - start)
 
-    def verify(self) -> None:
-        """Check every byte: each section's CRC32, and zeros in the padding between them."""
+    def verify(self) -> bytes:
+        """Check every byte: each section's CRC32, and zeros in the padding between them.
+        Returns the file's bytes (so a caller needs not read them again)."""
         data = self.read_at(0, self.size)
         pos = self.data_start
         if data[self.toc_end : pos].strip(b"\0"):
@@ -152,3 +153,4 @@ class Container:
         end = pos + (-pos % 8)
         if end != self.size or data[pos:end].strip(b"\0"):
             raise damaged(f"{self.path.name}: unexpected bytes at the end")
+        return data

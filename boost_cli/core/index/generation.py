@@ -1,6 +1,7 @@
 """One generation of the index opened for queries: the manifest it was opened from, the
-merge arrays, the segments, per chunk (and per entry field) the BM25 tf-part row for its
-length, and the near-duplicate groups.
+merge arrays, the tiers (the postings), the segments (opened when a hit needs one), per
+chunk (and per entry field) the BM25 tf-part row for its length, and the near-duplicate
+groups.
 
 A build never changes a generation's files; it writes a new generation and switches the
 manifest. `reader.IndexReader` notices the switch and opens the new one.
@@ -18,6 +19,7 @@ from boost_cli.core.index.container import Container
 from boost_cli.core.index.layout import MANIFEST, MERGE_MAGIC, damaged
 from boost_cli.core.index.params import IndexParams
 from boost_cli.core.index.segment import Segment
+from boost_cli.core.index.tier import Tier
 
 
 class _TfRow(Dict[int, float]):
@@ -82,20 +84,30 @@ class Generation:
             self.field_avgdl = float(meta["field"]["avgdl"])
             self.content_base = [int(t["content_base"]) for t in taps]
             self.chunk_base = [int(t["chunk_base"]) for t in taps]
-            self.has_dead = [int(t["dead_chunks"]) > 0 for t in taps]
             self.tap_names = [str(t["tap"]) for t in taps]
             self.roots = [str(t["root"]) for t in taps]
             seg_files = [str(t["file"]) for t in taps]
         except (KeyError, TypeError, ValueError) as exc:
             raise damaged(f"{m.path.name} has a bad table of contents") from exc
-        self.segments: List[Segment] = []
-        for tap, rel in zip(self.tap_names, seg_files):
-            seg = Segment(root / rel)
-            self._open.append(seg.c)
-            rec = seg_recs.get(tap) or {}
-            if seg.c.size != rec.get("size") or seg.tap != tap:
-                raise damaged(f"{seg.c.path.name} does not match the manifest")
-            self.segments.append(seg)
+        self._root = root
+        self._seg_files = seg_files
+        self._seg_sizes = [(seg_recs.get(t) or {}).get("size") for t in self.tap_names]
+        self._segments: Dict[int, Segment] = {}
+        tier_recs = {str(r.get("file")): r for r in manifest.get("tiers") or []}
+        self.tiers: List[Tier] = []
+        try:
+            metas = meta["tiers"]
+            self.tier_chunk_base = [int(t["chunk_base"]) for t in metas]
+            self.tier_content_base = [int(t["content_base"]) for t in metas]
+            tier_files = [str(t["file"]) for t in metas]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise damaged(f"{m.path.name} has a bad table of contents") from exc
+        for rel in tier_files:
+            tier = Tier(root / rel)
+            self._open.append(tier.c)
+            if tier.c.size != (tier_recs.get(rel) or {}).get("size"):
+                raise damaged(f"{tier.c.path.name} does not match the manifest")
+            self.tiers.append(tier)
         self.tap_index = {t: i for i, t in enumerate(self.tap_names)}
         self.chunk_content = m.ints("chunk_content", "I")
         self.chunk_live = m.read("chunk_live")
@@ -108,16 +120,19 @@ class Generation:
             or self.chunk_live.count(1) != self.n
         ):
             raise damaged(f"{m.path.name}: tables disagree")
-        ends = [*self.chunk_base[1:], len(self.chunk_content)]
-        self.seg_chunks = [end - base for base, end in zip(self.chunk_base, ends)]
-        if any(n < 0 for n in self.seg_chunks):
+        tier_ends = [*self.tier_chunk_base[1:], len(self.chunk_content)]
+        if [t.chunks for t in self.tiers] != [
+            end - base for base, end in zip(self.tier_chunk_base, tier_ends)
+        ]:
             raise damaged(f"{m.path.name}: tables disagree")
-        self.seg_live = [self.chunk_live[base:end] for base, end in zip(self.chunk_base, ends)]
-        self._rowref: Optional[List[List[_TfRow]]] = None
-        self._rowref_key = (-1.0, -1.0)
-        self._field_rows: Optional[List[_TfRow]] = None
-        self._field_key = (-1.0, -1.0)
+        self._rows: Dict[Tuple[int, float, float], List[_TfRow]] = {}
+        self._field_rows: Dict[Tuple[int, float, float], List[_TfRow]] = {}
+        self._dl: Optional[array[int]] = None
+        self._field_dl: Optional[array[int]] = None
+        self._max_chunks: Dict[int, int] = {}
+        self._tier_cc: Dict[int, array[int]] = {}
         self._live: Optional[bytes] = None
+        self._tables: Dict[Tuple[str, float, float], _Rows] = {}
         self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
         self._by_hash: Optional[Dict[str, int]] = None
 
@@ -126,36 +141,90 @@ class Generation:
             c.close()
         self._open = []
 
-    def rowrefs(self, k1: float, b: float) -> List[List[_TfRow]]:
-        """Per segment, local chunk id → the tf-part row for its length.
+    def segment(self, s: int) -> Segment:
+        """Tap ``s``'s segment (records, spans, hashes), opened on first use."""
+        seg = self._segments.get(s)
+        if seg is None:
+            path = self._root / self._seg_files[s]
+            try:
+                seg = Segment(path)
+            except FileNotFoundError as exc:
+                raise damaged(f"{path.name} is missing") from exc
+            self._open.append(seg.c)
+            if seg.c.size != self._seg_sizes[s] or seg.tap != self.tap_names[s]:
+                raise damaged(f"{seg.c.path.name} does not match the manifest")
+            self._segments[s] = seg
+        return seg
 
-        Built on the first query and kept while k1 and b stay the same.
+    def chunk_rows(self, t: int, k1: float, b: float) -> List[_TfRow]:
+        """Tier ``t``'s chunks (tier-local ids) → the tf-part row for their length.
+
+        Built on the first query that reads the tier, kept while k1 and b stay the same.
         """
-        if self._rowref is None or self._rowref_key != (k1, b):
-            rows = self._length_rows("chunk_dl", len(self.chunk_content), self.avgdl, k1, b)
-            self._rowref = [
-                rows[base : base + n] for base, n in zip(self.chunk_base, self.seg_chunks)
-            ]
-            self._rowref_key = (k1, b)
-        return self._rowref
+        rows = self._rows.get((t, k1, b))
+        if rows is None:
+            if self._dl is None:
+                self._dl = self._lengths("chunk_dl", len(self.chunk_content))
+            base = self.tier_chunk_base[t]
+            lengths = self._dl[base : base + self.tiers[t].chunks]
+            rows = list(map(self.length_rows(k1, b).__getitem__, lengths))
+            self._rows = {key: v for key, v in self._rows.items() if key[1:] == (k1, b)}
+            self._rows[(t, k1, b)] = rows
+        return rows
 
-    def field_rows(self, k1: float, b: float) -> List[_TfRow]:
-        """Global content id → the entry-field tf-part row for its field length.
+    def field_rows(self, t: int, k1: float, b: float) -> List[_TfRow]:
+        """Tier ``t``'s contents (tier-local ids) → the entry-field tf-part row for their
+        field length."""
+        rows = self._field_rows.get((t, k1, b))
+        if rows is None:
+            if self._field_dl is None:
+                self._field_dl = self._lengths("field_dl", len(self.content_kinds))
+            base = self.tier_content_base[t]
+            lengths = self._field_dl[base : base + self.tiers[t].contents]
+            rows = list(map(self.field_length_rows(k1, b).__getitem__, lengths))
+            self._field_rows = {key: v for key, v in self._field_rows.items() if key[1:] == (k1, b)}
+            self._field_rows[(t, k1, b)] = rows
+        return rows
 
-        Built on the first query and kept while k1 and b stay the same.
-        """
-        if self._field_rows is None or self._field_key != (k1, b):
-            n = len(self.content_kinds)
-            self._field_rows = self._length_rows("field_dl", n, self.field_avgdl, k1, b)
-            self._field_key = (k1, b)
-        return self._field_rows
+    def length_rows(self, k1: float, b: float) -> _Rows:
+        """Chunk length → its tf-part row (the same rows `chunk_rows` hands out)."""
+        return self._length_table("chunk", self.avgdl, k1, b)
 
-    def _length_rows(self, section: str, n: int, avgdl: float, k1: float, b: float) -> List[_TfRow]:
-        """The tf-part row of each length in the merge's u16 ``section`` (``n`` of them)."""
+    def field_length_rows(self, k1: float, b: float) -> _Rows:
+        """Field length → its tf-part row."""
+        return self._length_table("field", self.field_avgdl, k1, b)
+
+    def _length_table(self, what: str, avgdl: float, k1: float, b: float) -> _Rows:
+        key = (what, k1, b)
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = _Rows(avgdl, k1, b)
+        return table
+
+    def _lengths(self, section: str, n: int) -> array[int]:
+        """The merge's u16 ``section`` of ``n`` lengths."""
         dl = self.merge.ints(section, "H")
         if len(dl) != n:
             raise damaged(f"{self.merge.path.name}: tables disagree")
-        return list(map(_Rows(avgdl, k1, b).__getitem__, dl))
+        return dl
+
+    def tier_chunk_content(self, t: int) -> array[int]:
+        """Tier ``t``'s chunks (tier-local ids) → global content id (`DEAD` for a copy's)."""
+        got = self._tier_cc.get(t)
+        if got is None:
+            base = self.tier_chunk_base[t]
+            got = self._tier_cc[t] = self.chunk_content[base : base + self.tiers[t].chunks]
+        return got
+
+    def max_chunks(self, t: int) -> int:
+        """The most chunks a content of tier ``t`` has."""
+        got = self._max_chunks.get(t)
+        if got is None:
+            base = self.tier_content_base[t]
+            first = self.content_first[base : base + self.tiers[t].contents + 1]
+            got = max(map(int.__sub__, first[1:], first[:-1]), default=0)
+            self._max_chunks[t] = got
+        return got
 
     @property
     def live(self) -> bytes:
@@ -197,8 +266,8 @@ class Generation:
         """The live global content id of the file with this SHA-256 (hex), None if unknown."""
         if self._by_hash is None:
             by_hash: Dict[str, int] = {}
-            for s, seg in enumerate(self.segments):
-                raw = seg.c.read("content_hash")
+            for s in range(len(self.tap_names)):
+                raw = self.segment(s).c.read("content_hash")
                 base = self.content_base[s]
                 for j in range(len(raw) // 32):
                     by_hash.setdefault(raw[32 * j : 32 * j + 32].hex(), base + j)
@@ -210,7 +279,7 @@ class Generation:
         group's first file (its own for "none")."""
         group = self.groups(level)
         s, j = self.seg_of(group[gcid] if group is not None else gcid)
-        return self.segments[s].content_hash(j)
+        return self.segment(s).content_hash(j)
 
     def seg_of(self, gcid: int) -> Tuple[int, int]:
         """Global content id → (segment index, content id local to that segment)."""

@@ -51,14 +51,14 @@ def hit(
     s, j = gen.seg_of(gcid)
     snippet = rep.description if snippets else ""  # the description: no chunk to show
     if snippets and best >= 0:
-        start, end, bs, be, crc = gen.segments[s].span(best - gen.chunk_base[s])
+        start, end, bs, be, crc = gen.segment(s).span(best - gen.chunk_base[s])
         try:
             size, file_crc = int(record["size"]), int(record["crc32"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise damaged(f"{gen.segments[s].c.path.name}: bad content record") from exc
+            raise damaged(f"{gen.segment(s).c.path.name}: bad content record") from exc
         path = os.path.join(gen.roots[rep_seg], rep.path)
         snippet = read_snippet(path, size, file_crc, (start, end), (bs, be, crc), rep.description)
-    sha = gen.segments[s].content_hash(j)
+    sha = gen.segment(s).content_hash(j)
     if group is None:
         key = None
     else:  # a group is named by its first file: mostly the file itself
@@ -81,13 +81,13 @@ def _entries(gen: Generation, gcid: int) -> Tuple[List[Tuple[int, Entry]], Dict[
     record: Dict[str, Any] = {}
     for g in (gcid, *gen.copies.get(gcid, ())):
         s, j = gen.seg_of(g)
-        rec = gen.segments[s].record(j)
+        rec = gen.segment(s).record(j)
         if g == gcid:
             record = rec
         try:
             entries.extend((s, Entry.from_dict(d)) for d in rec["entries"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise damaged(f"{gen.segments[s].c.path.name}: bad entry record") from exc
+            raise damaged(f"{gen.segment(s).c.path.name}: bad entry record") from exc
     return entries, record
 
 

@@ -9,12 +9,17 @@ from __future__ import annotations
 from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.models import KINDS
 
-FORMAT_VERSION = 2  # 2: entry field postings, near-duplicate signatures and groups
+# 2: entry field postings, near-duplicate signatures and groups. 3: postings in tiers
+# (block maxima, live counts), segments without postings.
+FORMAT_VERSION = 3
 ENGINE = "bm25"
 MANIFEST = "manifest.json"
 SEGMENTS = "segments"
+TIERS = "tiers"
 SEGMENT_MAGIC = b"BOOSTSEG"
 MERGE_MAGIC = b"BOOSTMRG"
+TIER_MAGIC = b"BOOSTTIR"
+TAP_MAGIC = b"BOOSTTAP"  # a tap's postings on their way into a tier (build time only)
 
 REINDEX = "run 'boost reindex'"
 REINDEX_FORCE = "run 'boost reindex --force'"

@@ -4,12 +4,12 @@ readers and for the build that starts from the previous one."""
 from __future__ import annotations
 
 import json
-import zlib
 from pathlib import Path
 from typing import Any, Dict, Optional
 
 from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.index.layout import ENGINE, FORMAT_VERSION, MANIFEST, damaged, mismatch
+from boost_cli.core.paths import index_dir
 
 
 def load_manifest(root: Path) -> Optional[Dict[str, Any]]:
@@ -33,6 +33,8 @@ def load_manifest(root: Path) -> Optional[Dict[str, Any]]:
     for k in ("segments", "merge", "params", "stats", "commits"):
         if not isinstance(manifest.get(k), dict):
             raise damaged(f"{MANIFEST} lacks {k!r}")
+    if not isinstance(manifest.get("tiers"), list):
+        raise damaged(f"{MANIFEST} lacks 'tiers'")
     return manifest
 
 
@@ -44,18 +46,8 @@ def previous_manifest(root: Path) -> Optional[Dict[str, Any]]:
         return None
 
 
-def file_record(root: Path, rel: str) -> Dict[str, Any]:
-    data = (root / rel).read_bytes()
-    return {"file": rel, "size": len(data), "crc32": zlib.crc32(data)}
-
-
-def files_intact(root: Path, manifest: Dict[str, Any]) -> bool:
-    """Every file the manifest lists is there with its size and CRC32 (reads them all)."""
-    try:
-        for rec in [*manifest["segments"].values(), manifest["merge"]]:
-            got = file_record(root, rec["file"])
-            if (got["size"], got["crc32"]) != (rec["size"], rec["crc32"]):
-                return False
-    except (OSError, KeyError, TypeError):
-        return False
-    return True
+def indexed_commits(root: Optional[Path] = None) -> Dict[str, str]:
+    """Tap → commit of the index under ``root`` (default `index_dir()`), from the manifest
+    alone; {} when there is none or it cannot be read."""
+    manifest = previous_manifest(root or index_dir())
+    return {str(k): str(v) for k, v in manifest["commits"].items()} if manifest else {}

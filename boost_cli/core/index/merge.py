@@ -1,23 +1,26 @@
 """The cross-tap merge: which contents are copies of an earlier tap's, N and avgdl (of the
 chunks and of the entry fields), per chunk its global content and length, and per content
-its near-duplicate group. Rebuilt from the segments on every build, O(chunks).
+its near-duplicate group. Rebuilt from the segments on every build, O(chunks); the build
+adds the tiers (whose live counts need the copies found here) and packs it.
 """
 
 from __future__ import annotations
 
 from array import array
 from itertools import compress
-from typing import Any, Dict, Iterable, List, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 from boost_cli.core.binio import to_le
 from boost_cli.core.index import neardup
-from boost_cli.core.index.container import pack
-from boost_cli.core.index.layout import DEAD, MERGE_MAGIC, SEGMENTS, damaged
+from boost_cli.core.index.layout import DEAD, SEGMENTS, damaged
 from boost_cli.core.index.segment import Segment
 
+Sections = List[Tuple[str, bytes]]
 
-def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
-    """The cross-tap file: copies, N, avgdl, chunk → content, chunk lengths. O(chunks).
+
+def merge(segments: Sequence[Segment]) -> Tuple[Sections, Dict[str, Any]]:
+    """The cross-tap file's sections and meta: copies, N, avgdl, chunk → content, chunk
+    lengths, groups. O(chunks).
 
     Taps come in name order and contents in path order inside a tap, so the first copy
     of a content by (tap, path) is the one indexed; later copies are dead (queries skip
@@ -31,7 +34,6 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
     content_first = array("I")
     content_kinds = bytearray()
     taps_meta: List[Dict[str, Any]] = []
-    vocab: Set[bytes] = set()
     n_live = 0
     total_dl = 0
     entries = 0
@@ -99,7 +101,6 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
         n_live += seg_live
         total_dl += seg_dl
         entries += seg.counts.get("entries", 0)
-        vocab.update(c.read("vocab").split(b"\n"))
         taps_meta.append(
             {
                 "tap": seg.tap,
@@ -108,11 +109,12 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
                 "file": f"{SEGMENTS}/{c.path.name}",
                 "content_base": c_base,
                 "chunk_base": k_base,
+                "chunks": len(cc),
+                "contents": n_contents,
                 "dead_chunks": len(cc) - seg_live,
             }
         )
     content_first.append(len(chunk_content))
-    vocab.discard(b"")
     n_contents_all = len(content_kinds)
     by_key, near = neardup.groups(sorted(owner.values()), keys, names, sketches, n_contents_all)
     for d, live in live_of.items():
@@ -128,7 +130,6 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
         "avgdl": total_dl / n_live if n_live else 0.0,
         "contents": len(owner),
         "entries": entries,
-        "terms": len(vocab),
         "copies": {str(k): v for k, v in sorted(copies.items())},
         "field": {
             "contents": len(owner),
@@ -148,7 +149,7 @@ def merge(segments: Sequence[Segment]) -> Tuple[bytes, Dict[str, Any]]:
         ("near_group", to_le(near)),
         ("near_next", to_le(_next_member(near, owner.values()))),
     ]
-    return pack(MERGE_MAGIC, meta, sections), meta
+    return sections, meta
 
 
 def _group_stats(group: Sequence[int], live: Iterable[int]) -> Dict[str, int]:

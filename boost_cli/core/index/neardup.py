@@ -27,7 +27,7 @@ import hashlib
 import re
 from array import array
 from bisect import bisect_left
-from itertools import combinations, compress, repeat
+from itertools import combinations, repeat
 from operator import and_, eq, rshift, xor
 from typing import Dict, List, Sequence, Set, Tuple
 
@@ -174,37 +174,61 @@ def groups(
             if other != j:
                 uf.union(other, j)
     by_key = array("I", (uf.find(j) for j in range(n_contents)))
-    # One band is 4 sketch values, 8 bytes: read as one integer, so the bucketing is C-level.
+    # One band is 4 sketch values, 8 bytes: one integer of one array holding every sketch
+    # (a band is a strided slice of it). A bucket is the contents sharing a band's value.
+    # Members of a bucket in the same group with the same names are one class (`related`
+    # depends on the names alone): a bucket of one class adds nothing, and classes, not
+    # members, are paired, so copies across many taps (one key group) cost one check. A
+    # pair already in one group adds nothing either: the groups are the connected
+    # components whatever the order pairs are looked at.
     ids = [j for j in live if sketches.get(j, NO_SKETCH) != NO_SKETCH]
-    rows = [memoryview(sketches[j]).cast("Q").tolist() for j in ids]
+    flat = array("Q")
+    flat.frombytes(b"".join(sketches[j] for j in ids))
+    bands = len(flat) // max(len(ids), 1)
+    find = uf.find
+    interned: Dict[Tuple[int, str], int] = {}
+    cls = [interned.setdefault((find(j), names.get(j, "")), len(interned)) for j in ids]
     buckets: List[List[int]] = []
-    every = range(len(ids))
-    for band in zip(*rows):
-        order = sorted(every, key=band.__getitem__)
-        values = list(map(band.__getitem__, order))
-        run: List[int] = []
-        for i in compress(every, map(eq, values, values[1:])):  # values[i] == values[i + 1]
-            if run and run[-1] == order[i]:
-                run.append(order[i + 1])
-            else:
-                if run:
-                    buckets.append([ids[x] for x in run])
-                run = [order[i], order[i + 1]]
-        if run:
-            buckets.append([ids[x] for x in run])
-    terms: Dict[int, Tuple[frozenset[str], ...]] = {}
-    checked: Set[Tuple[int, int]] = set()
+    for b in range(bands):
+        runs: Dict[int, List[int]] = {}
+        for i, v in enumerate(flat[b::bands]):
+            runs.setdefault(v, []).append(i)
+        for run in runs.values():
+            if len(run) > 1 and len(set(map(cls.__getitem__, run))) > 1:
+                buckets.append([ids[x] for x in run])
+    words: Dict[str, Tuple[frozenset[str], ...]] = {}
+    relation: Dict[Tuple[str, str], bool] = {}
+    apart: Set[Tuple[int, int]] = set()  # content pairs whose sketches differ too much
     for members in buckets:
-        for a, b in combinations(members, 2):
-            if (a, b) in checked:
+        classes: Dict[Tuple[int, str], List[int]] = {}
+        for j in members:
+            classes.setdefault((find(j), names.get(j, "")), []).append(j)
+        for x, y in combinations(list(classes), 2):
+            xs, ys = classes[x], classes[y]
+            if find(xs[0]) == find(ys[0]):
                 continue
-            checked.add((a, b))
-            ta = terms.get(a)
-            if ta is None:
-                ta = terms[a] = _words(names.get(a, ""))
-            tb = terms.get(b)
-            if tb is None:
-                tb = terms[b] = _words(names.get(b, ""))
-            if related(ta, tb) and similarity(sketches[a], sketches[b]) >= JACCARD_MIN:
-                uf.union(a, b)
+            pair = (x[1], y[1])
+            ok = relation.get(pair)
+            if ok is None:
+                wx = words.get(x[1])
+                if wx is None:
+                    wx = words[x[1]] = _words(x[1])
+                wy = words.get(y[1])
+                if wy is None:
+                    wy = words[y[1]] = _words(y[1])
+                ok = relation[pair] = related(wx, wy)
+            if not ok:
+                continue
+            joined = False
+            for a in xs:
+                for b in ys:
+                    if (a, b) in apart:
+                        continue
+                    if similarity(sketches[a], sketches[b]) >= JACCARD_MIN:
+                        uf.union(a, b)
+                        joined = True
+                        break
+                    apart.add((a, b))
+                if joined:
+                    break
     return by_key, array("I", (uf.find(j) for j in range(n_contents)))

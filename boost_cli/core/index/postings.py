@@ -1,10 +1,11 @@
-"""A tap's inverted index: per term its postings (`invert`), and the hash-bucketed term
-dictionary that finds them (`term_dictionary` writes it, `find_term` reads one bucket).
+"""Postings: a tap's inverted index while it is built (`invert`), the tap's postings as
+the worker hands them to the tier build (`tap_sections`), and the hash-bucketed term
+dictionary of a tier file (`dictionary` writes it, `find_row` reads one bucket).
 
 A posting is one int while building: the chunk id (or, for entry fields, the content id)
-in the high bits, the term's frequency in the chunk (capped at 255) in the low byte. The
-segment stores ids and tfs apart. One dictionary row serves both lists of a term, the
-chunks' and the entry fields', so a query term costs one look-up per segment.
+in the high bits, the term's frequency in the chunk (capped at 255) in the low byte.
+Files store ids and tfs apart. One dictionary row serves both lists of a term, the
+chunks' and the entry fields', so a query term costs one look-up per tier.
 """
 
 from __future__ import annotations
@@ -14,14 +15,19 @@ import zlib
 from array import array
 from collections import Counter
 from itertools import accumulate, chain
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from boost_cli.core.binio import to_le
 
-_TF_MAX = 255  # tf is stored in one byte: no ~1000-character chunk holds a term 256 times
-_TERM_MAX_BYTES = 255  # a dictionary row stores its term's length in one byte
-_ROW_TAIL = struct.Struct("<II")  # after a row's term: first chunk posting, count (| _HAS_FIELD)
-_HAS_FIELD = 0x80000000  # set in the count: a second tail follows, first field posting, count
+TF_MAX = 255  # tf is stored in one byte: no ~1000-character chunk holds a term 256 times
+TERM_MAX_BYTES = 255  # a dictionary row stores its term's length in one byte
+HAS_FIELD = 0x80000000  # set in a row's count: the field part of the row follows
+# After a row's term: the chunk postings' first, count (| HAS_FIELD), live count, first
+# block and first frontier point (u32 each), and the number of frontier points (u8) ...
+_CHUNK_TAIL = struct.Struct("<IIIIIB")
+# ... then, with HAS_FIELD, the field postings' first, count, live count, first frontier
+# point and number of frontier points.
+_FIELD_TAIL = struct.Struct("<IIIIB")
 
 
 def invert(postings: Dict[str, List[int]], first: int, chunks: Iterable[Sequence[str]]) -> None:
@@ -30,7 +36,7 @@ def invert(postings: Dict[str, List[int]], first: int, chunks: Iterable[Sequence
     for cid, terms in enumerate(chunks, start=first):
         shifted = cid << 8
         for term, tf in Counter(terms).items():
-            code = shifted | (tf if tf < _TF_MAX else _TF_MAX)
+            code = shifted | (tf if tf < TF_MAX else TF_MAX)
             plist = postings.get(term)
             if plist is None:
                 postings[term] = [code]
@@ -38,18 +44,59 @@ def invert(postings: Dict[str, List[int]], first: int, chunks: Iterable[Sequence
                 plist.append(code)
 
 
-class TermDictionary(NamedTuple):
-    """The dictionary's sections, and the postings in the order its rows point into."""
+def tap_sections(
+    postings: Dict[str, List[int]], fields: Dict[str, List[int]], id_code: str, field_code: str
+) -> List[Tuple[str, bytes]]:
+    """A tap's postings as sections, terms in byte order (terms longer than 255 bytes in
+    UTF-8 are left out): ``terms`` (newline-separated), per term its chunk and field
+    posting counts (u32), and the chunk and field ids and tfs, term after term."""
+    encoded = sorted(
+        (t.encode("utf-8"), t)
+        for t in postings.keys() | fields.keys()
+        if len(t.encode("utf-8")) <= TERM_MAX_BYTES
+    )
+    lists = [postings.get(t, []) for _, t in encoded]
+    flists = [fields.get(t, []) for _, t in encoded]
+    flat = list(chain.from_iterable(lists))
+    fflat = list(chain.from_iterable(flists))
+    return [
+        ("terms", b"\n".join(e for e, _ in encoded)),
+        ("counts", to_le(array("I", map(len, lists)))),
+        ("field_counts", to_le(array("I", map(len, flists)))),
+        ("post_ids", to_le(array(id_code, map((8).__rrshift__, flat)))),
+        ("post_tfs", bytes(map((0xFF).__and__, flat))),
+        ("field_ids", to_le(array(field_code, map((8).__rrshift__, fflat)))),
+        ("field_tfs", bytes(map((0xFF).__and__, fflat))),
+    ]
 
-    buckets: bytes  # u32 × (n_buckets + 1): byte offset of each bucket's rows
-    rows: bytes  # per term, by (bucket, term): u8 length, the term, u32 first, u32 count;
-    # when the count has `_HAS_FIELD`, u32 first and u32 count of the field postings too
-    vocab: bytes  # every chunk term, sorted, newline-separated
-    postings: List[int]  # chunk postings, term after term, in row order
-    field_postings: List[int]  # entry-field postings, term after term, in row order
-    n_buckets: int
-    n_terms: int  # terms with chunk postings
-    n_field_terms: int  # terms with field postings
+
+class Row(NamedTuple):
+    """A term's dictionary row in a tier: where its chunk postings, blocks and frontier
+    points are, how many of its postings are in live chunks, and the same for its entry
+    field postings (no blocks: one posting per content)."""
+
+    first: int
+    n: int  # chunk postings
+    live: int
+    block: int
+    front: int
+    n_front: int
+    ffirst: int = 0
+    fn: int = 0  # field postings
+    flive: int = 0
+    ffront: int = 0
+    n_ffront: int = 0
+
+    def pack(self, term: bytes) -> bytes:
+        count = self.n | (HAS_FIELD if self.fn else 0)
+        row = (
+            bytes((len(term),))
+            + term
+            + _CHUNK_TAIL.pack(self.first, count, self.live, self.block, self.front, self.n_front)
+        )
+        if self.fn:
+            row += _FIELD_TAIL.pack(self.ffirst, self.fn, self.flive, self.ffront, self.n_ffront)
+        return row
 
 
 def bucket_count(n_terms: int) -> int:
@@ -60,74 +107,53 @@ def bucket_count(n_terms: int) -> int:
     return n
 
 
-def term_dictionary(
-    postings: Dict[str, List[int]], fields: Optional[Dict[str, List[int]]] = None
-) -> TermDictionary:
-    """Rows sorted by (hash bucket, term) and a bucket → byte-range table; a term's bucket
-    is ``crc32(utf-8 term) & (n_buckets - 1)``. A row points at the term's chunk postings
-    and at its entry-field postings (``fields``; count 0 when it has none). Terms longer
-    than 255 bytes are left out."""
-    fields = fields or {}
-    terms_sorted = [
-        t
-        for t in sorted(postings.keys() | fields.keys())
-        if len(t.encode("utf-8")) <= _TERM_MAX_BYTES
-    ]
-    encoded = [t.encode("utf-8") for t in terms_sorted]
-    n_buckets = bucket_count(len(encoded))
+def dictionary(terms: Sequence[bytes], rows: Sequence[Row]) -> Tuple[bytes, bytes, int]:
+    """(bucket offsets, rows, number of buckets): rows sorted by (hash bucket, term), a
+    bucket → byte-range table; a term's bucket is ``crc32(term) & (n_buckets - 1)``."""
+    n_buckets = bucket_count(len(terms))
     mask = n_buckets - 1
-    bucket_of = [zlib.crc32(t) & mask for t in encoded]
-    order = sorted(range(len(encoded)), key=bucket_of.__getitem__)
-    lists = [postings.get(terms_sorted[i], []) for i in order]
-    field_lists = [fields.get(terms_sorted[i], []) for i in order]
-    starts = accumulate(map(len, lists), initial=0)
-    field_starts = accumulate(map(len, field_lists), initial=0)
-    rows = [
-        bytes((len(encoded[i]),))
-        + encoded[i]
-        + (
-            _ROW_TAIL.pack(start, len(a) | _HAS_FIELD) + _ROW_TAIL.pack(fstart, len(b))
-            if b
-            else _ROW_TAIL.pack(start, len(a))
-        )
-        for i, start, a, fstart, b in zip(order, starts, lists, field_starts, field_lists)
-    ]
-    bucket_bytes = [0] * n_buckets
-    for i, row in zip(order, rows):
-        bucket_bytes[bucket_of[i]] += len(row)
-    chunk_terms = sorted(e for e, t in zip(encoded, terms_sorted) if t in postings)
-    return TermDictionary(
-        buckets=to_le(array("I", accumulate(bucket_bytes, initial=0))),
-        rows=b"".join(rows),
-        vocab=b"\n".join(chunk_terms),
-        postings=list(chain.from_iterable(lists)),
-        field_postings=list(chain.from_iterable(field_lists)),
-        n_buckets=n_buckets,
-        n_terms=len(chunk_terms),
-        n_field_terms=sum(1 for b in field_lists if b),
-    )
+    bucket_of = [zlib.crc32(t) & mask for t in terms]
+    order = sorted(range(len(terms)), key=lambda i: (bucket_of[i], terms[i]))
+    packed = [rows[i].pack(terms[i]) for i in order]
+    sizes = [0] * n_buckets
+    for i, row in zip(order, packed):
+        sizes[bucket_of[i]] += len(row)
+    return to_le(array("I", accumulate(sizes, initial=0))), b"".join(packed), n_buckets
 
 
-def find_term(bucket: bytes, term: bytes) -> Optional[Tuple[int, int, int, int]]:
-    """(chunk first, count, field first, count) of ``term``'s postings, from one bucket's
-    rows; None when it is not there.
+def _parse(data: bytes, i: int) -> Tuple[bytes, Row, int]:
+    """The row at ``data[i:]``: (term, row, offset after it); ValueError if it runs past."""
+    size = len(data)
+    j = i + 1 + data[i]
+    if j + _CHUNK_TAIL.size > size:
+        raise ValueError("bad dictionary row")
+    first, count, live, block, front, n_front = _CHUNK_TAIL.unpack_from(data, j)
+    end = j + _CHUNK_TAIL.size
+    if not count & HAS_FIELD:
+        return data[i + 1 : j], Row(first, count, live, block, front, n_front), end
+    if end + _FIELD_TAIL.size > size:
+        raise ValueError("bad dictionary row")
+    tail = _FIELD_TAIL.unpack_from(data, end)
+    row = Row(first, count & ~HAS_FIELD, live, block, front, n_front, *tail)
+    return data[i + 1 : j], row, end + _FIELD_TAIL.size
+
+
+def find_row(bucket: bytes, term: bytes) -> Optional[Row]:
+    """``term``'s row from one bucket's rows; None when it is not there.
 
     Raises ValueError when a row runs past the end of the bucket.
     """
     i = 0
-    size = len(bucket)
-    while i < size:
-        j = i + 1 + bucket[i]
-        if j + 8 > size:
-            raise ValueError("bad dictionary row")
-        first, count = _ROW_TAIL.unpack_from(bucket, j)
-        end = j + (16 if count & _HAS_FIELD else 8)
-        if end > size:
-            raise ValueError("bad dictionary row")
-        if bucket[i + 1 : j] == term:
-            if count & _HAS_FIELD:
-                ffirst, fcount = _ROW_TAIL.unpack_from(bucket, j + 8)
-                return first, count & ~_HAS_FIELD, ffirst, fcount
-            return first, count, 0, 0
-        i = end
+    while i < len(bucket):
+        found, row, i = _parse(bucket, i)
+        if found == term:
+            return row
     return None
+
+
+def rows(data: bytes) -> Iterator[Tuple[bytes, Row]]:
+    """Every (term, row) of a dictionary, in file order. Raises ValueError on a bad row."""
+    i = 0
+    while i < len(data):
+        term, row, i = _parse(data, i)
+        yield term, row

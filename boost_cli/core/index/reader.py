@@ -14,7 +14,7 @@ from boost_cli.core.index.hits import hit
 from boost_cli.core.index.layout import KIND_BITS, MANIFEST, damaged
 from boost_cli.core.index.manifest import load_manifest
 from boost_cli.core.index.params import check_aggregation, check_collapse
-from boost_cli.core.index.ranking import accumulate, aggregate
+from boost_cli.core.index.ranking import top_groups
 from boost_cli.core.models import KINDS, Hit
 from boost_cli.core.paths import index_dir
 from boost_cli.core.tokenize import query_weights
@@ -113,7 +113,11 @@ class IndexReader:
         gen = self._current()
         if gen is None:
             return
-        for rec in [*gen.manifest["segments"].values(), gen.manifest["merge"]]:
+        for rec in [
+            *gen.manifest["segments"].values(),
+            *gen.manifest["tiers"],
+            gen.manifest["merge"],
+        ]:
             try:
                 data = (self.root / rec["file"]).read_bytes()
             except OSError as exc:
@@ -158,19 +162,19 @@ class IndexReader:
         level = collapse or gen.params.collapse
         check_collapse(level)
         p = gen.params
-        scores = accumulate(
-            gen,
-            query_weights(text) if weights is None else weights,
-            p.k1 if k1 is None else k1,
-            p.b if b is None else b,
-            (p.field_weight if field_weight is None else field_weight, p.field_k1, p.field_b),
-        )
-        if scores is None:
-            return []
         wanted = None if taps is None else {gen.tap_index[t] for t in taps if t in gen.tap_index}
         if wanted is not None and not wanted:
             return []
-        ranked = aggregate(gen, scores, k, how, acceptor(gen, kind, wanted), gen.groups(level))
+        ranked = top_groups(
+            gen,
+            query_weights(text) if weights is None else weights,
+            k,
+            how,
+            acceptor(gen, kind, wanted),
+            gen.groups(level),
+            (p.k1 if k1 is None else k1, p.b if b is None else b),
+            (p.field_weight if field_weight is None else field_weight, p.field_k1, p.field_b),
+        )
         return [
             hit(gen, gcid, score, best, rank, kind, wanted, snippets, level)
             for rank, (score, gcid, best) in enumerate(ranked, start=1)
@@ -210,7 +214,7 @@ def acceptor(
             return any(gen.seg_of(g)[0] in wanted for g in copies)
         # Both filters and several copies (rare): one copy must pass both.
         return any(
-            s in wanted and any(e.get("kind") == kind for e in gen.segments[s].record(j)["entries"])
+            s in wanted and any(e.get("kind") == kind for e in gen.segment(s).record(j)["entries"])
             for s, j in map(gen.seg_of, copies)
         )
 

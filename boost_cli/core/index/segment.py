@@ -1,5 +1,6 @@
-"""One tap's segment: its files chunked, tokenized and inverted into one immutable file
-(`segment_bytes`), and that file opened for queries and for the merge (`Segment`).
+"""One tap's segment: its files chunked, tokenized and inverted (`segment_bytes`) into one
+immutable file of everything but the postings, and its postings, which go on into a tier
+(`tier.py`); the segment opened for hits and for the merge (`Segment`).
 
 A segment is a pure function of the tap's files at one commit, its entries and the
 chunking parameters; `segment_key` hashes exactly those, so a changed tap gets a new file.
@@ -17,16 +18,15 @@ from array import array
 from itertools import accumulate
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
-from boost_cli.core.atomic import write_bytes
-from boost_cli.core.binio import from_le, to_le
+from boost_cli.core.binio import to_le
 from boost_cli.core.index.container import Container, dumps, pack
 from boost_cli.core.index.contents import DL_MAX, ChunkTable, ContentTable, chunk_file, read_file
-from boost_cli.core.index.layout import FORMAT_VERSION, SEGMENT_MAGIC, damaged
+from boost_cli.core.index.layout import FORMAT_VERSION, SEGMENT_MAGIC, TAP_MAGIC, damaged
 from boost_cli.core.index.neardup import KEY_BYTES, NO_SKETCH, sketch
 from boost_cli.core.index.params import IndexParams
-from boost_cli.core.index.postings import TermDictionary, find_term, invert, term_dictionary
+from boost_cli.core.index.postings import invert, tap_sections
 from boost_cli.core.models import TapSnapshot
 
 _SPAN = struct.Struct("<5I")  # chunk_span row: start, end (characters), start, end (bytes), crc32
@@ -37,8 +37,8 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,80}")
 # reuses a segment another layout wrote and an incremental build stays byte-identical to
 # one from scratch. Readers do not need it: they look sections up by name. 2: the
 # `headings` section, which no query read, is gone. 3 (format 2): the entry field
-# postings and the near-duplicate signatures.
-SEGMENT_LAYOUT = 3
+# postings and the near-duplicate signatures. 4 (format 3): the postings go to the tiers.
+SEGMENT_LAYOUT = 4
 
 
 def safe_name(name: str) -> str:
@@ -71,12 +71,13 @@ def segment_key(snap: TapSnapshot, params: IndexParams, prefix: bool) -> str:
 
 def segment_bytes(
     snap: TapSnapshot, params: IndexParams, prefix: bool, key: str
-) -> Tuple[bytes, List[str]]:
-    """Chunk, tokenize and invert one tap: the segment file's bytes and the skipped entry ids.
+) -> Tuple[bytes, bytes, List[str]]:
+    """Chunk, tokenize and invert one tap: the segment file's bytes, the tap's postings
+    file's bytes (`tier.TapPostings` reads it), and the skipped entry ids.
 
     Steps: contents (read each file, dedupe by content hash, chunk, sketch), invert the
-    chunks and the entry fields, term dictionaries, pack. A pure function of its arguments
-    and the tap's files, so it can run in a worker process.
+    chunks and the entry fields, pack. A pure function of its arguments and the tap's
+    files, so it can run in a worker process.
     """
     contents = ContentTable()
     chunks = ChunkTable()
@@ -96,7 +97,21 @@ def segment_bytes(
         contents.sketches.append(sketch(chunked.body_terms))
     fields: Dict[str, List[int]] = {}
     invert(fields, 0, contents.field_terms)  # a field posting's id is the content id
-    return pack_segment(snap, key, contents, chunks, term_dictionary(postings, fields)), skipped
+    id_code = "H" if len(chunks) <= 0x10000 else "I"
+    field_code = "H" if len(contents) <= 0x10000 else "I"
+    tap_meta = {
+        "kind": "tap",
+        "tap": snap.name,
+        "key": key,
+        "chunks": len(chunks),
+        "contents": len(contents),
+        "id_code": id_code,
+        "field_code": field_code,
+    }
+    sections = tap_sections(postings, fields, id_code, field_code)
+    counts = {"postings": sum(map(len, postings.values())), "terms": len(postings)}
+    seg = pack_segment(snap, key, contents, chunks, counts)
+    return seg, pack(TAP_MAGIC, tap_meta, sections), skipped
 
 
 def pack_segment(
@@ -104,12 +119,9 @@ def pack_segment(
     key: str,
     contents: ContentTable,
     chunks: ChunkTable,
-    terms: TermDictionary,
+    counts: Dict[str, int],
 ) -> bytes:
     """The segment file: its tables as sections, and what the reader needs in the meta."""
-    flat = terms.postings
-    id_code = "H" if len(chunks) <= 0x10000 else "I"
-    field_code = "H" if len(contents) <= 0x10000 else "I"
     keys = [sorted(k) for k in contents.keys]
     # Records are read one at a time (only the hits'), so each is compressed on its own.
     content_json = [
@@ -117,11 +129,6 @@ def pack_segment(
         for rec, en in zip(contents.records, contents.entries)
     ]
     sections = [
-        ("dict_buckets", terms.buckets),
-        ("dict_rows", terms.rows),
-        ("vocab", terms.vocab),
-        ("post_ids", to_le(array(id_code, map((8).__rrshift__, flat)))),
-        ("post_tfs", bytes(map((0xFF).__and__, flat))),
         ("chunk_content", to_le(chunks.content)),
         ("chunk_dl", to_le(chunks.dl)),
         ("chunk_span", to_le(chunks.span)),
@@ -130,8 +137,6 @@ def pack_segment(
         ("content_hash", b"".join(contents.hashes)),
         ("content_off", to_le(array("I", accumulate(map(len, content_json), initial=0)))),
         ("content_json", b"".join(content_json)),
-        ("field_ids", to_le(array(field_code, map((8).__rrshift__, terms.field_postings)))),
-        ("field_tfs", bytes(map((0xFF).__and__, terms.field_postings))),
         ("field_dl", to_le(array("H", (min(len(t), DL_MAX) for t in contents.field_terms)))),
         ("content_name", "\n".join(contents.names).encode("utf-8")),
         ("listing_off", to_le(array("I", accumulate(map(len, keys), initial=0)))),
@@ -144,35 +149,18 @@ def pack_segment(
         "commit": snap.commit,
         "root": str(snap.root),
         "key": key,
-        "id_code": id_code,
-        "buckets": terms.n_buckets,
-        "field_code": field_code,
         "counts": {
             "entries": sum(len(x) for x in contents.entries),
             "contents": len(contents),
             "chunks": len(chunks),
-            "terms": terms.n_terms,
-            "postings": len(flat),
-            "field_terms": terms.n_field_terms,
-            "field_postings": len(terms.field_postings),
+            **counts,
         },
     }
     return pack(SEGMENT_MAGIC, meta, sections)
 
 
-def segment_job(args: Tuple[TapSnapshot, IndexParams, bool, str, str]) -> Tuple[str, List[str]]:
-    """Build one segment and write it (also the worker-process entry); returns (tap, skipped)."""
-    snap, params, prefix, key, path = args
-    data, skipped = segment_bytes(snap, params, prefix, key)
-    write_bytes(path, data)
-    return snap.name, skipped
-
-
-Postings = Tuple["array[int]", bytes]  # (ids ascending, tfs)
-
-
 class Segment:
-    """One tap's segment, opened for queries and for the merge."""
+    """One tap's segment, opened for hits and for the merge."""
 
     def __init__(self, path: Path) -> None:
         self.c = c = Container(path, SEGMENT_MAGIC)
@@ -184,61 +172,15 @@ class Segment:
                 self.root = Path(meta["root"])
                 self.commit = str(meta["commit"])
                 self.counts: Dict[str, int] = {k: int(v) for k, v in meta["counts"].items()}
-                self.n_buckets = n = int(meta["buckets"])
-                codes = (str(meta["id_code"]), str(meta["field_code"]))
             except (KeyError, TypeError, ValueError) as exc:
                 raise damaged(f"{path.name} has a bad table of contents") from exc
-            if n < 1 or n & (n - 1) or any(code not in ("H", "I") for code in codes):
-                raise damaged(f"{path.name} has a bad table of contents")
-            self.id_code, self.field_code = codes
-            self._buckets = c.span("dict_buckets")
-            self._rows = c.span("dict_rows")
-            self._ids = c.span("post_ids")
-            self._tfs = c.span("post_tfs")
-            self._field_ids = c.span("field_ids")
-            self._field_tfs = c.span("field_tfs")
             self._coff = c.span("content_off")
             self._cjson = c.span("content_json")
             self._chash = c.span("content_hash")
             self._cspan = c.span("chunk_span")
-            if self._buckets[1] != 4 * (n + 1):
-                raise damaged(f"{path.name}: bad length of dict_buckets")
         except BaseException:
             c.close()
             raise
-
-    def lookup(self, term: bytes, crc: int) -> Tuple[Optional[Postings], Optional[Postings]]:
-        """The term's postings here, from one dictionary row: in the chunks (local chunk
-        ids) and in the entry fields (local content ids); None where it has none."""
-        c = self.c
-        bucket = crc & (self.n_buckets - 1)
-        lo, hi = _U32X2.unpack(c.slice(self._buckets, 4 * bucket, 4 * bucket + 8))
-        try:
-            found = find_term(c.slice(self._rows, lo, hi), term)
-        except ValueError as exc:
-            raise damaged(f"{c.path.name}: bad dictionary row") from exc
-        if found is None:
-            return None, None
-        first, count, ffirst, fcount = found
-        return (
-            self._read(self._ids, self._tfs, self.id_code, first, count),
-            self._read(self._field_ids, self._field_tfs, self.field_code, ffirst, fcount),
-        )
-
-    def _read(
-        self, ids: Tuple[int, int], tfs: Tuple[int, int], code: str, first: int, count: int
-    ) -> Optional[Postings]:
-        if not count:
-            return None
-        w = 2 if code == "H" else 4
-        c = self.c
-        return from_le(code, c.slice(ids, first * w, (first + count) * w)), c.slice(
-            tfs, first, first + count
-        )
-
-    def postings(self, term: bytes, crc: int) -> Optional[Postings]:
-        """The term's chunk postings here: (chunk ids local to this segment, ascending; tfs)."""
-        return self.lookup(term, crc)[0]
 
     def record(self, j: int) -> Dict[str, Any]:
         """Content ``j``'s record: its entries (dicts), and its file's size and CRC32."""
