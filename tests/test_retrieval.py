@@ -398,6 +398,20 @@ def test_auto_fuses_bm25_and_dense_when_both_are_ready(dense_store: Path) -> Non
         assert top.entry.name == "alpha" and dict(top.ranks) == {"bm25": 1, "dense": 1}
 
 
+def test_a_vector_store_behind_the_taps_is_used_and_named(dense_store: Path) -> None:
+    now = current()
+    one = retrieval.get_retriever("dense", current={**now, "a": "0" * 40})
+    assert one.retriever.name == "dense" and one.notes == [
+        "the vector store is out of date for 1 tap (a) — run 'boost reindex --dense'"
+    ]
+    moved = {name: "0" * 40 for name in "abcdef"}  # five named at most
+    many = retrieval.get_retriever("dense", current=moved)
+    assert many.notes == [
+        "the vector store is out of date for 6 taps (a, b, c, d, e) — run 'boost reindex --dense'"
+    ]
+    assert retrieval.get_retriever("dense", current=now).notes == []
+
+
 def test_dense_alone_needs_no_bm25_index(dense_store: Path) -> None:
     choice = retrieval.get_retriever("dense")
     assert choice.retriever.name == "dense" and choice.notes == []
