@@ -404,6 +404,10 @@ def test_a_vector_store_behind_the_taps_is_used_and_named(dense_store: Path) -> 
     assert one.retriever.name == "dense" and one.notes == [
         "the vector store is out of date for 1 tap (a) — run 'boost reindex --dense'"
     ]
+    two = retrieval.get_retriever("dense", current={"a": "0" * 40, "b": "1" * 40})
+    assert two.notes == [
+        "the vector store is out of date for 2 taps (a, b) — run 'boost reindex --dense'"
+    ]
     moved = {name: "0" * 40 for name in "abcdef"}  # five named at most
     many = retrieval.get_retriever("dense", current=moved)
     assert many.notes == [
