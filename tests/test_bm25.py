@@ -88,3 +88,25 @@ def test_score_counts_repeated_query_terms_and_ignores_unknown_ones() -> None:
     assert bm25.score(["fish", "fish"], tf("d3"), 4, AVGDL, DF, N) == pytest.approx(2 * once)
     assert bm25.score(["zebra"], tf("d3"), 4, AVGDL, DF, N) == 0.0
     assert bm25.score([], tf("d3"), 4, AVGDL, DF, N) == 0.0
+
+
+def test_length_norm_when_the_average_chunk_is_shorter_than_one_term() -> None:
+    # Chunks of 0 and 1 terms: avgdl = 0.5; a 1-term chunk is twice the average.
+    # K = 1.2 * (0.25 + 0.75 * 1 / 0.5) = 1.2 * 1.75 = 2.1
+    assert bm25.length_norm(1, 0.5) == pytest.approx(2.1)
+    assert bm25.length_norm(0, 0.5) == pytest.approx(0.3)  # 1.2 * 0.25
+
+
+def test_k1_zero_is_binary_bm25() -> None:
+    # k1 = 0: w = tf * 1 / (tf + 0) = 1 for any tf > 0, and an absent term weighs 0.
+    assert bm25.term_weight(3, 5, AVGDL, k1=0.0) == pytest.approx(1.0)
+    assert bm25.term_weight(1, 1, AVGDL, k1=0.0) == pytest.approx(1.0)
+    assert bm25.term_weight(0, 5, AVGDL, k1=0.0) == 0.0
+
+
+def test_score_ignores_a_document_term_missing_from_df() -> None:
+    # "zebra" is in the document's tf but not in df (no statistics for it): it adds nothing.
+    doc = {"zebra": 2, "fish": 2}
+    fish = 0.9808293 * 4.4 / 3.5  # as in d3: df 1, tf 2 at dl 4
+    assert bm25.score(["zebra"], doc, 4, AVGDL, DF, N) == 0.0
+    assert bm25.score(["zebra", "fish"], doc, 4, AVGDL, DF, N) == pytest.approx(fish, abs=1e-6)

@@ -2,7 +2,8 @@
 
 Arbitrary JSON values go to `Server.handle`, arbitrary bytes to
 `Server.handle_line` and `Server.serve`. Bounded (300 examples, no deadline,
-no example database) so the file stays fast and writes nothing.
+no example database) so the file stays fast and writes nothing; `make mutation`
+runs it once per mutant and asks for fewer (MCP_FUZZ_EXAMPLES).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 from typing import Any, Dict, List, Optional
 
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 from boost_cli.core.mcp import Registry, Server, ToolResult
 
 FUZZ = settings(
-    max_examples=300,
+    max_examples=int(os.environ.get("MCP_FUZZ_EXAMPLES", "300")),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

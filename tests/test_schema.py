@@ -6,7 +6,14 @@ from typing import Any, Dict
 
 import pytest
 
-from boost_cli.core.schema import check_schema, json_equal, json_type, normalize, validate
+from boost_cli.core.schema import (
+    check_schema,
+    json_equal,
+    json_type,
+    normalize,
+    shown,
+    validate,
+)
 
 SEARCH: Dict[str, Any] = {
     "type": "object",
@@ -122,6 +129,8 @@ def test_integral_float_is_an_integer_and_normalize_makes_it_int() -> None:
     assert out == {"limit": 3, "w": 2.0}
     assert type(out["limit"]) is int
     assert type(out["w"]) is float  # "number" keeps its float
+    # integer or number: a float is a number, so it stays one.
+    assert type(normalize(3.0, {"type": ["integer", "number"]})) is float
 
 
 def test_normalize_walks_items_and_additional_properties_and_copies() -> None:
@@ -175,6 +184,15 @@ def test_long_values_are_shortened_in_messages() -> None:
         ({"a": 1}, {"a": 1.0}, True),
         ({"a": 1}, {"b": 1}, False),
         (None, None, True),
+        (True, True, True),
+        (False, False, True),
+        (True, False, False),
+        ([1], [1, 2], False),
+        ([1, 2], [1, 3], False),
+        (["a"], "a", False),
+        ([], "", False),
+        ({}, "", False),
+        ({}, [], False),
     ],
 )
 def test_json_equal(a: Any, b: Any, equal: bool) -> None:
@@ -207,13 +225,43 @@ def test_check_schema_accepts_the_subset_and_annotations() -> None:
     assert check_schema(SEARCH) == []
     annotated = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://example.com/search",
+        "$comment": "for the search tool",
         "title": "t",
+        "description": "d",
         "type": "string",
         "format": "uri",
         "default": "x",
         "examples": ["y"],
+        "deprecated": False,
+        "readOnly": False,
+        "writeOnly": False,
     }
     assert check_schema(annotated) == []
+    # Zero is a valid bound for every length and count keyword.
+    zeros = {"minLength": 0, "maxLength": 0, "minItems": 0, "maxItems": 0}
+    assert check_schema(zeros) == []
+
+
+def test_bounds_are_inclusive() -> None:
+    assert validate(1, {"minimum": 1, "maximum": 1}) == []
+    assert validate(1.5, {"minimum": 1.5, "maximum": 1.5}) == []
+    assert validate("ab", {"minLength": 2, "maxLength": 2}) == []
+    assert validate(["a", "b"], {"minItems": 2, "maxItems": 2}) == []
+
+
+def test_extra_properties_are_allowed_unless_refused() -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    assert validate({"q": "x", "other": 1}, schema) == []
+
+
+def test_messages_show_values_as_json() -> None:
+    assert validate("x", {"enum": ["café"]}) == ['$: expected one of "café", got "x"']
+    assert shown(float("nan")) == "non-finite number"
+    assert shown(float("-inf")) == "non-finite number"
+    assert shown({"a": [1, None]}) == '{"a": [1, null]}'
+    # An enum against values of another shape is a mismatch, not a crash.
+    assert validate({}, {"enum": ["x", []]}) == ['$: expected one of "x", [], got {}']
 
 
 @pytest.mark.parametrize(
@@ -225,7 +273,10 @@ def test_check_schema_accepts_the_subset_and_annotations() -> None:
         ({"type": []}, "$: 'type' must be a type name or a non-empty list of them"),
         ({"enum": []}, "$: 'enum' must be a non-empty list"),
         ({"minimum": "1"}, "$: 'minimum' must be a number"),
+        ({"maximum": None}, "$: 'maximum' must be a number"),
         ({"minLength": -1}, "$: 'minLength' must be a non-negative integer"),
+        ({"maxLength": 1.5}, "$: 'maxLength' must be a non-negative integer"),
+        ({"minItems": "2"}, "$: 'minItems' must be a non-negative integer"),
         ({"maxItems": True}, "$: 'maxItems' must be a non-negative integer"),
         ({"required": "query"}, "$: 'required' must be a list of property names"),
         ({"properties": []}, "$: 'properties' must be an object"),

@@ -67,6 +67,7 @@ def test_overlong_tokens_dropped() -> None:
     ok = "x" * MAX_TOKEN_LEN
     blob = "y" * (MAX_TOKEN_LEN + 1)
     assert tokenize(f"{ok} {blob} tail") == [ok, "tail"]
+    assert tokenize("x" * 40 + " " + "y" * 41) == ["x" * 40]  # 40 characters at most
 
 
 def test_digit_tokens_not_stemmed() -> None:
@@ -110,8 +111,9 @@ def test_returns_duplicates_in_order() -> None:
 def test_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokmod, "_CACHE_LIMIT", 3)
     tokmod._CACHE.clear()
-    tokenize("alpha beta gamma delta epsilon")
-    assert len(tokmod._CACHE) <= 3
+    for word in ("alpha", "beta", "gamma", "delta", "epsilon"):
+        tokenize(word)
+        assert len(tokmod._CACHE) <= 3
     assert tokenize("alpha beta") == ["alpha", "beta"]
     tokmod._CACHE.clear()
 
@@ -127,6 +129,9 @@ def test_long_text_in_pieces_matches_one_pass(monkeypatch: pytest.MonkeyPatch) -
     )
     assert tokenize(text) == tokmod._tokenize_piece(text)
     assert tokenize(text[:49]) == tokmod._tokenize_piece(text[:49])
+    # The text ends in a run longer than a piece with no separator after it.
+    tail = "Testing mocks " + "z" * 30 + "x" * 100
+    assert tokenize(tail) == tokmod._tokenize_piece(tail) == ["test", "mock"]
 
 
 def test_query_weights() -> None:

@@ -146,6 +146,7 @@ def fusion_keys(per_engine: Mapping[str, Sequence[Hit]]) -> Dict[str, str]:
     same name and description — for hits whose group is unknown). The key is the first
     (in engine order, then rank) such id: a group, else a content hash, else an entry id."""
     parent: Dict[str, str] = {}
+    seen: Dict[str, int] = {}  # id → when it was first seen
 
     def find(x: str) -> str:
         root = x
@@ -156,7 +157,7 @@ def fusion_keys(per_engine: Mapping[str, Sequence[Hit]]) -> Dict[str, str]:
         return root
 
     def union(x: str, y: str) -> None:
-        rx, ry = find(x), find(y)
+        rx, ry = sorted((find(x), find(y)), key=seen.__getitem__)
         if rx != ry:
             parent[ry] = rx  # the first seen stays the key
 
@@ -167,7 +168,9 @@ def fusion_keys(per_engine: Mapping[str, Sequence[Hit]]) -> Dict[str, str]:
             own = ids.setdefault(eid, hit.group or hit.content_hash or eid)
             for x in (own, hit.group, hit.content_hash, "\0" + hit.entry.listing_key):
                 if x:
-                    parent.setdefault(x, x)
+                    if x not in parent:
+                        parent[x] = x
+                        seen[x] = len(seen)
                     union(own, x)
     return {eid: find(own) for eid, own in ids.items()}
 
