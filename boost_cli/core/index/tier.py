@@ -469,15 +469,15 @@ def tiers_plan(
         for m in members:
             name = m["tap"]
             if name in fresh:
-                pieces.append(("tap", fresh[name], name, name))
+                pieces.append(("tap", fresh[name], (name,)))
                 continue
             from_old.append(name)
             tier_file = held[name][1]
             last = pieces[-1] if pieces else None
             if last is not None and last[0] == "tier" and last[1] == tier_file:
-                pieces[-1] = ("tier", tier_file, last[2], name)  # the run goes on
+                pieces[-1] = ("tier", tier_file, (*last[2], name))  # the run goes on
             else:
-                pieces.append(("tier", tier_file, name, name))
+                pieces.append(("tier", tier_file, (name,)))
         ld, lf = 2 * cb0, 2 * ob0
         job: TierJob = (
             str(root),
@@ -495,6 +495,19 @@ def tiers_plan(
     return out
 
 
+def adjacent_runs(names: Sequence[str], order: Sequence[str]) -> List[List[str]]:
+    """``names`` (in ``order``) cut into runs that are adjacent in ``order``: a run's taps
+    are one range of ids in the tier they come from, with no removed tap between them."""
+    at = {n: i for i, n in enumerate(order)}
+    runs: List[List[str]] = []
+    for name in names:
+        if runs and at[name] == at[runs[-1][-1]] + 1:
+            runs[-1].append(name)
+        else:
+            runs.append([name])
+    return runs
+
+
 def tier_task(job: TierJob) -> Dict[str, Any]:
     """Build one tier from its pieces and write it; its manifest record. Also a
     worker-process entry (`workers.Pool`)."""
@@ -502,9 +515,9 @@ def tier_task(job: TierJob) -> Dict[str, Any]:
     root = Path(root_s)
     by_tap = {m["tap"]: m for m in members}
     lists: List[Dict[bytes, Lists]] = []
-    for kind, file, first, last in pieces:
-        base = by_tap[first]
+    for kind, file, names in pieces:
         if kind == "tap":
+            base = by_tap[names[0]]
             got = TapPostings(root / file)
             if got.chunks != base["chunks"] or got.contents != base["contents"]:
                 raise damaged(f"{Path(file).name} does not match its segment")
@@ -512,11 +525,15 @@ def tier_task(job: TierJob) -> Dict[str, Any]:
             continue
         old = Tier(root / file)
         try:
+            order = [str(t["tap"]) for t in old.taps]
             where = {str(t["tap"]): t for t in old.taps}
-            a, z = where[first], where[last]
-            chunks = (int(a["chunk_base"]), int(z["chunk_base"]) + int(z["chunks"]))
-            contents = (int(a["content_base"]), int(z["content_base"]) + int(z["contents"]))
-            lists.append(old.lists(chunks, contents, base["chunk_base"], base["content_base"]))
+            for run in adjacent_runs(names, order):
+                a, z, base = where[run[0]], where[run[-1]], by_tap[run[0]]
+                chunks = (int(a["chunk_base"]), int(z["chunk_base"]) + int(z["chunks"]))
+                contents = (int(a["content_base"]), int(z["content_base"]) + int(z["contents"]))
+                lists.append(
+                    old.lists(chunks, contents, base["chunk_base"], base["content_base"])
+                )
         except (KeyError, TypeError, ValueError) as exc:
             raise damaged(f"{Path(file).name} has a bad table of contents") from exc
         finally:
