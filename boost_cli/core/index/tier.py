@@ -531,9 +531,7 @@ def tier_task(job: TierJob) -> Dict[str, Any]:
                 a, z, base = where[run[0]], where[run[-1]], by_tap[run[0]]
                 chunks = (int(a["chunk_base"]), int(z["chunk_base"]) + int(z["chunks"]))
                 contents = (int(a["content_base"]), int(z["content_base"]) + int(z["contents"]))
-                lists.append(
-                    old.lists(chunks, contents, base["chunk_base"], base["content_base"])
-                )
+                lists.append(old.lists(chunks, contents, base["chunk_base"], base["content_base"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise damaged(f"{Path(file).name} has a bad table of contents") from exc
         finally:
