@@ -79,6 +79,12 @@ def stale_taps(current: Mapping[str, str], indexed: Mapping[str, str]) -> List[s
     return sorted({n for n, _ in set(current.items()) ^ set(indexed.items())})
 
 
+def stale_note(what: str, stale: Sequence[str], fix: str) -> str:
+    """The note naming the taps ``what`` (an index or store) is out of date for: five at most."""
+    plural = "s" if len(stale) > 1 else ""
+    return f"{what} is out of date for {len(stale)} tap{plural} ({', '.join(stale[:5])}) — {fix}"
+
+
 def tap_state(commit: str, indexed: Optional[str]) -> str:
     """One tap's index state: ``indexed``, ``stale index`` or ``not indexed``."""
     if indexed is None:
@@ -375,10 +381,7 @@ def _index_info(
     commits = dict(reader.commits)
     stale = stale_taps(current, commits) if current is not None else []
     if stale:
-        notes.append(
-            f"the search index is out of date for {len(stale)} tap{'s' if len(stale) > 1 else ''}"
-            f" ({', '.join(stale[:5])}) — {REINDEX}"
-        )
+        notes.append(stale_note("the search index", stale, REINDEX))
     return {
         "engine": "bm25",
         "generated": reader.generated,
@@ -410,10 +413,7 @@ def _dense(
         return None
     stale = stale_taps(current, status.info.get("taps") or {}) if current is not None else []
     if stale:
-        notes.append(
-            f"the vector store is out of date for {len(stale)} tap{'s' if len(stale) > 1 else ''}"
-            f" ({', '.join(stale[:5])}) — {REINDEX_DENSE}"
-        )
+        notes.append(stale_note("the vector store", stale, REINDEX_DENSE))
     dense_r = DenseRetriever(index)
     if engine == "dense":
         return RetrieverChoice(dense_r, notes, {"dense": status.info})
