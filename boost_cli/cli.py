@@ -313,6 +313,12 @@ def _add_vectors(sub: argparse._SubParsersAction) -> None:
         "texts that changed are left for 'boost reindex --dense'.",
     )
     imp.add_argument("files", nargs="+", metavar="FILE", help="files from 'boost vectors export'")
+    imp.add_argument(
+        "--unit",
+        choices=("entry", "chunk"),
+        help="the unit of the files' vectors (default: the vector store's, else the "
+        "configured one)",
+    )
     for action in (exp, imp):
         action.add_argument("--json", action="store_true", help="machine-readable report")
         _global_options(action, in_command=True)

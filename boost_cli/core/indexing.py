@@ -31,7 +31,7 @@ from typing import (
 )
 
 from boost_cli.core import config, paths, registry
-from boost_cli.core.errors import ProviderError
+from boost_cli.core.errors import NotFoundError, ProviderError
 from boost_cli.core.models import TapSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -160,11 +160,35 @@ def export_vectors(tap: str, out: Path) -> VectorFile:
 
 
 def import_vectors(path: Path, unit: Optional[str] = None) -> ImportReport:
-    """Import a vectors file for the configured embedder (`dense.import_vectors`)."""
+    """Import a vectors file for the configured embedder (`dense.import_vectors`): its
+    header is checked first, then its tap's clone is held steady while the rows stream.
+
+    The unit is ``unit``, else the vector store's (a store built with ``--unit chunk``
+    takes chunk files), else the configured one. A tap that is not tapped is refused
+    with how to tap it; the source the file names is shown as the file's claim (anyone
+    can write one), and left out when ``boost tap`` would refuse it."""
     from boost_cli.core import dense
 
-    found = dense.load_file(path)
-    embedder, chosen = dense_settings(unit)
-    with registry.held_snapshots([found.tap]) as snaps:  # its clone steady while read
-        snapshot = snaps[0] if snaps else None
-        return dense.import_vectors(found, path, snapshot, embedder, chosen, paths.vectors_path())
+    header = dense.read_header(path)
+    embedder, chosen = dense_settings(unit or dense.stored_unit(paths.vectors_path()))
+    with registry.held_snapshots([header.tap]) as snaps:  # its clone steady while read
+        if not snaps:
+            raise NotFoundError(
+                f"tap {header.tap!r} (the tap {path.name} holds) is not tapped",
+                f"tap it first, then import again: {_tap_hint(header.tap, header.source)}",
+            )
+        return dense.import_vectors(header, path, snaps[0], embedder, chosen, paths.vectors_path())
+
+
+def _tap_hint(tap: str, source: str) -> str:
+    """How to tap ``tap`` when all that is known of its source is what a vectors file
+    says: the file's claim, labelled as such, and only if `boost tap` would take it."""
+    command = f"'boost tap SOURCE --name {tap}'"
+    if not source:
+        return f"{command} with the registry's source"
+    if registry.refuses_source(source):
+        return f"{command} with the registry's source (the file names one boost tap cannot use)"
+    return (
+        f"{command}; the file says SOURCE is {source!r}, but anyone can write a vectors "
+        "file: check that it is the registry you mean"
+    )

@@ -627,6 +627,18 @@ def held_snapshots(names: Iterable[str] = ()) -> Iterator[List[TapSnapshot]]:
 # --------------------------------------------------------------------------- bundled catalog
 
 
+def refuses_source(source: str) -> bool:
+    """Whether `boost tap` would refuse ``source`` before git runs (`gitutil.parse_source`:
+    a bad form, a refused transport, no such local folder)."""
+    from boost_cli.core import gitutil
+
+    try:
+        gitutil.parse_source(source)
+    except BoostError:
+        return True
+    return False
+
+
 def bundled_registries() -> List[Dict[str, Any]]:
     """The curated list of public registries shipped in ``boost_cli/data/registries.json``."""
     from importlib import resources
