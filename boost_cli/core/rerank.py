@@ -136,7 +136,9 @@ class _IdMatcher:
         return self.folded.get(raw.casefold())
 
 
-def _picks_from_items(items: Sequence[Any], matcher: _IdMatcher) -> List[Tuple[str, str]]:
+def _picks_from_items(
+    items: Sequence[Any], matcher: _IdMatcher, secrets: Sequence[str] = ()
+) -> List[Tuple[str, str]]:
     picks: List[Tuple[str, str]] = []
     seen = set()
     for item in items:
@@ -149,7 +151,9 @@ def _picks_from_items(items: Sequence[Any], matcher: _IdMatcher) -> List[Tuple[s
         if cid is None or cid in seen:
             continue
         seen.add(cid)
-        picks.append((cid, clip(why, MAX_WHY)))
+        # Redacted before it is clipped (a cut key would no longer match): a why is shown
+        # in the terminal, the JSON and an agent's transcript.
+        picks.append((cid, clip(http.redact(why, *secrets), MAX_WHY)))
     return picks
 
 
@@ -157,7 +161,9 @@ _FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
 _TRAILING_COMMA = re.compile(r",\s*[\]}]")
 
 
-def _parse(text: str, valid_ids: Collection[str]) -> Tuple[List[Tuple[str, str]], bool]:
+def _parse(
+    text: str, valid_ids: Collection[str], secrets: Sequence[str] = ()
+) -> Tuple[List[Tuple[str, str]], bool]:
     """`parse_picks`, plus whether any JSON pick structure was found at all."""
     text = text[:MAX_ANSWER_CHARS]
     matcher = _IdMatcher(valid_ids)
@@ -170,7 +176,7 @@ def _parse(text: str, valid_ids: Collection[str]) -> Tuple[List[Tuple[str, str]]
         if items is None:
             continue
         found = True
-        picks = _picks_from_items(items, matcher)
+        picks = _picks_from_items(items, matcher, secrets)
         if picks:
             return picks, True
     # Salvage a truncated or mangled answer: decode each flat {...} object on its own.
@@ -183,21 +189,24 @@ def _parse(text: str, valid_ids: Collection[str]) -> Tuple[List[Tuple[str, str]]
         if isinstance(obj, dict) and "id" in obj:
             salvaged.append(obj)
     if salvaged:
-        return _picks_from_items(salvaged, matcher), True
+        return _picks_from_items(salvaged, matcher, secrets), True
     return [], found
 
 
-def parse_picks(text: str, valid_ids: Collection[str]) -> List[Tuple[str, str]]:
+def parse_picks(
+    text: str, valid_ids: Collection[str], secrets: Sequence[str] = ()
+) -> List[Tuple[str, str]]:
     """The ``(id, why)`` picks in a model's answer, in the order given.
 
     Accepts ``{"picks": [{"id", "why"}, ...]}``, a bare list of such objects or of id
     strings, with code fences, prose before or after, or trailing commas; a truncated
     answer keeps its complete objects. Ids not in ``valid_ids`` are dropped (after a
     whitespace/quote/case-tolerant match), duplicates keep the first, a missing or
-    non-string ``why`` becomes "" (numbers are kept as text), and every why is one line
-    of at most 200 characters. Returns [] when nothing usable is found.
+    non-string ``why`` becomes "" (numbers are kept as text), and every why is redacted
+    like an error message (``secrets``, anything shaped like a key, URL passwords) and
+    one line of at most 200 characters. Returns [] when nothing usable is found.
     """
-    return _parse(text, valid_ids)[0]
+    return _parse(text, valid_ids, secrets)[0]
 
 
 # --------------------------------------------------------------------------- entry point
@@ -257,7 +266,7 @@ def rerank(
         log.debug("rerank via %s failed after %.0f ms: %s", client.backend, elapsed_ms, answer)
         return answer
 
-    picks, found = _parse(answer, seen)
+    picks, found = _parse(answer, seen, llm.answer_secrets(env))
     if not picks:
         log.debug("unusable reranker answer: %.200r", http.redact(answer))
         return RerankFailure(NO_VALID_PICK if found else UNPARSEABLE, client.backend)
