@@ -182,6 +182,12 @@ def _files_footer(found: lookup.Found) -> str:
     )
 
 
+def _clone_missing(name: str) -> str:
+    """What boost_list_taps says of a tap whose clone is gone (its entries cannot be read)."""
+    err = registry.clone_missing(registry.get_tap(name))
+    return f"{err.message}: {agent_fix(err.fix or '')}"
+
+
 def _skill_head(name: str, kind: str, file: object) -> str:
     """The line before a skill's text in boost_get_skill (and a blank line)."""
     return f"# {shown(name)} [{shown(kind)}] — file: {shown(file)}\n\n"
@@ -300,6 +306,7 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         lines = [
             f"{shown(r['name'])} @ {shown(r['commit'][:10])}: {r['counts'].get('skill', 0)} skills, {r['counts'].get('rule', 0)} rules, "
             f"{r['counts'].get('workflow', 0)} workflows ({shown(r['index'])})"
+            + ("" if r["clone"] else f"; {shown(_clone_missing(r['name']))}")
             for r in rows
         ] or ["No taps yet: ask the user to run 'boost tap --defaults' in a terminal."]
         if state.damaged is not None:
