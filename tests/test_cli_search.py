@@ -136,7 +136,7 @@ def test_messages_api_expands_then_reranks(tapped: Path) -> None:
             assert req.body["max_tokens"] == 200
             return StubReply(text='{"keywords": ["jest", "component tests"]}')
         prompt = json.dumps(req.body)
-        assert "Task: test my React app" in prompt and "keywords" not in prompt
+        assert 'Task (JSON string): \\"test my React app\\"' in prompt and "keywords" not in prompt
         ids = list(dict.fromkeys(re.findall(r"example:[a-z0-9-]+", prompt)))
         assert len(ids) > 3 and ids[0] == "example:jest-runner"
         picked["id"] = ids[-1]  # the reranker promotes the last candidate

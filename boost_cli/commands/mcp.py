@@ -18,6 +18,7 @@ from boost_cli.core import discover, lookup, records, registry, retrieval, searc
 from boost_cli.core.errors import BoostError
 from boost_cli.core.mcp import Handler, Registry, Server, ToolResult, log_to_stderr
 from boost_cli.core.models import KINDS
+from boost_cli.core.text import printable
 
 SEARCH_LIMIT = 8
 DISCOVER_LIMIT = 10
@@ -143,6 +144,14 @@ def agent_fix(text: str) -> str:
     return text
 
 
+def shown(value: object) -> str:
+    """One field of a tool's text content, as the terminal shows it (`printable`): one line,
+    every control, bidi and invisible character escaped. Every value a tool's text takes
+    from a registry, a model, the index or the file system goes through here, so no name,
+    path, reason or note can add a line that reads like another result or like boost's own."""
+    return printable(value)
+
+
 def _for_agents(handler: Callable[[Dict[str, Any]], ToolResult]) -> Handler:
     """``handler`` whose BoostErrors carry `agent_fix` advice."""
 
@@ -166,11 +175,22 @@ def _files_footer(found: lookup.Found) -> str:
     if len(files) <= 1:
         return ""
     more = f"\n… and {total - len(files)} more" if total > len(files) else ""
-    listed = "\n".join(f"- {f}" for f in files)
+    listed = "\n".join(f"- {shown(f)}" for f in files)
     return (
         f"\n\n---\nFiles in this skill's folder (read one with boost_get_skill, "
-        f"name {found.entry.qualified_name!r}, file PATH):\n{listed}{more}"
+        f"name {shown(repr(found.entry.qualified_name))}, file PATH):\n{listed}{more}"
     )
+
+
+def _clone_missing(name: str) -> str:
+    """What boost_list_taps says of a tap whose clone is gone (its entries cannot be read)."""
+    err = registry.clone_missing(registry.get_tap(name))
+    return f"{err.message}: {agent_fix(err.fix or '')}"
+
+
+def _skill_head(name: str, kind: str, file: object) -> str:
+    """The line before a skill's text in boost_get_skill (and a blank line)."""
+    return f"# {shown(name)} [{shown(kind)}] — file: {shown(file)}\n\n"
 
 
 def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
@@ -210,14 +230,15 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         results = [records.mcp_record(h, taps) for h in result.hits]
         lines: List[str] = []
         for i, r in enumerate(results, start=1):
-            lines.append(f"{i}. {r['id']} [{r['kind']}] — {r.get('why') or r['description']}")
-            lines.append(f"   file: {r['file']}")
+            why = shown(r.get("why") or r["description"])
+            lines.append(f"{i}. {shown(r['id'])} [{shown(r['kind'])}] — {why}")
+            lines.append(f"   file: {shown(r['file'])}")
         if not results:
-            lines.append(f"No matches for {opts.query!r}.")
+            lines.append(f"No matches for {shown(repr(opts.query))}.")
         if opts.keywords:
-            lines.append(f"keywords used: {', '.join(opts.keywords)}")
+            lines.append(f"keywords used: {shown(', '.join(opts.keywords))}")
         for note in result.notes:
-            lines.append(f"note: {agent_fix(note)}")
+            lines.append(f"note: {shown(agent_fix(note))}")
         structured = {
             "query": opts.query,
             "engine": result.engine,
@@ -263,10 +284,10 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
             text = lookup.read_in_folder(found, args["file"])
             folder = lookup.folder_of(found)
             where = folder / args["file"] if folder else found.file
-            return ToolResult(
-                text=f"# {entry.qualified_name} [{entry.kind}] — file: {where}\n\n{text}"
-            )
-        head = f"# {entry.qualified_name} [{entry.kind}] — file: {found.file}\n\n"
+            return ToolResult(text=_skill_head(entry.qualified_name, entry.kind, where) + text)
+        head = _skill_head(entry.qualified_name, entry.kind, found.file)
+        # The file itself goes out as it is (an agent may run or save it); boost's own lines
+        # around it are escaped.
         return ToolResult(text=head + found.text + _files_footer(found))
 
     @reg.tool(
@@ -283,12 +304,15 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         state = status.index_state(engines) if taps else status.IndexState(False, {})
         rows = status.tap_rows(taps, state)
         lines = [
-            f"{r['name']} @ {r['commit'][:10]}: {r['counts'].get('skill', 0)} skills, {r['counts'].get('rule', 0)} rules, "
-            f"{r['counts'].get('workflow', 0)} workflows ({r['index']})"
+            f"{shown(r['name'])} @ {shown(r['commit'][:10])}: {r['counts'].get('skill', 0)} skills, {r['counts'].get('rule', 0)} rules, "
+            f"{r['counts'].get('workflow', 0)} workflows ({shown(r['index'])})"
+            + ("" if r["clone"] else f"; {shown(_clone_missing(r['name']))}")
             for r in rows
         ] or ["No taps yet: ask the user to run 'boost tap --defaults' in a terminal."]
         if state.damaged is not None:
-            lines.append(f"note: the search index cannot be read ({agent_fix(str(state.damaged))})")
+            lines.append(
+                f"note: the search index cannot be read ({shown(agent_fix(str(state.damaged)))})"
+            )
         return ToolResult(text="\n".join(lines), structured={"taps": rows})
 
     @reg.tool(
@@ -323,7 +347,7 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         repos = discover.discover_github(
             args["query"], limit=int(args.get("limit", DISCOVER_LIMIT))
         )
-        lines = [f"{r.repo} ({r.hits} SKILL.md) {r.url}" for r in repos] or [
+        lines = [f"{shown(r.repo)} ({r.hits} SKILL.md) {shown(r.url)}" for r in repos] or [
             "No repositories matched."
         ]
         lines.append("Tap one with: boost tap OWNER/REPO")

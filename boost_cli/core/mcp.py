@@ -66,7 +66,7 @@ from typing import (
 from boost_cli import __version__
 from boost_cli.core import schema as schemas
 from boost_cli.core.errors import BoostError, from_os_error
-from boost_cli.core.text import clip, one_line
+from boost_cli.core.text import clip, one_line, printable
 
 log = logging.getLogger(__name__)
 
@@ -466,9 +466,10 @@ class Server:
         try:
             out = handler(args)
         except BoostError as err:
-            return _tool_result(one_line(str(err)), None, True)
+            # escaped: an error may quote a name or a path from a registry
+            return _tool_result(printable(one_line(str(err))), None, True)
         except OSError as err:
-            message = one_line(str(from_os_error(err)))
+            message = printable(one_line(str(from_os_error(err))))
             log.warning("tool %s: %s", spec.name, message)
             return _tool_result(message, None, True)
         except Exception:

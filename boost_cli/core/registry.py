@@ -395,10 +395,7 @@ def _repair(tap: TapInfo, fd: int) -> bool:
 
     root = tap.root
     if not (root / ".git").is_dir():
-        raise GitError(
-            f"the clone of tap {tap.name!r} is missing",
-            f"run 'boost untap {tap.name}', then 'boost tap {tap.source}'",
-        )
+        raise clone_missing(tap)
     cleared = gitutil.clear_stale_locks(root)
     if cleared:
         log.debug("%s: removed stale git locks %s", tap.name, ", ".join(cleared))
@@ -565,6 +562,20 @@ def _scan(name: str, root: Path, commit: str) -> catalog.ScanResult:
 def snapshots(names: Iterable[str] = ()) -> List[TapSnapshot]:
     """Every tap (or the named ones) at its commit with its entries, for the engines."""
     return [TapSnapshot(t.name, t.commit, root, scan(t).entries) for t, root in present(names)]
+
+
+def clone_missing(tap: TapInfo) -> GitError:
+    """The error for a tap whose clone is gone (deleted by hand, a disk cleaned up): the
+    config still lists it, so only tapping it again brings its entries back."""
+    return GitError(
+        f"the clone of tap {tap.name!r} is missing",
+        f"run 'boost untap {tap.name}', then 'boost tap {tap.source}'",
+    )
+
+
+def absent() -> List[TapInfo]:
+    """Every tap whose clone is not there (what `present` leaves out)."""
+    return [t for t in list_taps() if not t.root.is_dir()]
 
 
 def present(names: Iterable[str] = ()) -> List[Tuple[TapInfo, Path]]:
