@@ -326,7 +326,9 @@ def test_skills_over_the_limits_or_misnamed_are_not_served_and_say_why(home: Pat
         messages = []
         for folder in ("many", "huge", "folder-x"):
             with pytest.raises(MCPError) as exc:
-                await request(client, "skills/get", {"uri": f"skill://acme/skills/{folder}/SKILL.md"})
+                await request(
+                    client, "skills/get", {"uri": f"skill://acme/skills/{folder}/SKILL.md"}
+                )
             messages.append(exc.value.error.message)
         got = await client.call_tool("boost_get_skill", {"name": "acme:many"})
         return [s["uri"] for s in skills], messages, got.content[0].text
