@@ -208,3 +208,21 @@ def test_judge(rel_dir: str, text: str, reason: Optional[str]) -> None:
 def test_uris_are_ascii_with_encoded_file_names() -> None:
     assert skillmap.file_uri("t", "a/b", "x y/é.md") == "skill://t/a/b/x%20y/%C3%A9.md"
     assert skillmap.file_uri("t", "", "SKILL.md") == "skill://t/SKILL.md"
+
+
+@pytest.mark.parametrize(
+    "raw, rejected",
+    [
+        ("description: Use when: tests fail\n", True),
+        ("metadata:\n  note: a: b\n", True),
+        ("description: ends with:\n", True),
+        ('description: "Use when: quoted"\n', False),
+        ("url: https://example.com/x\n", False),
+        ("time: 10:30\n", False),
+        ("description: |\n  IMPORTANT: inside a block\nname: x\n", False),
+        ("description: >-\n  a: b\nname: bad: x\n", True),
+        ("description: fine # a comment: here\n", False),
+    ],
+)
+def test_frontmatter_yaml_parsers_reject_is_refused(raw: str, rejected: bool) -> None:
+    assert (skillmap.yaml_rejects(raw) is not None) == rejected

@@ -394,3 +394,31 @@ def test_a_hostile_registry_is_served_without_a_leak(tmp_path: Path) -> None:
     ]
     assert all(u.isascii() and u.isprintable() for u in uris)
     assert not any(b"[core]" in d or b"root:" in d for d in datas)
+
+
+# --------------------------------------------------------------------------- the corpus
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="needs ../shared/corpus")
+def test_every_served_corpus_skill_has_the_frontmatter_a_yaml_parser_reads() -> None:
+    """What a host does on load (parse the SKILL.md frontmatter with a YAML library and
+    compare it with the entry field by field), over every skill of the corpus boost serves.
+    YAML dates become their ISO text: JSON, the entry's format, has no date type."""
+    from boost_cli.core import catalog, frontmatter, skillmap
+    from boost_cli.core.models import TapSnapshot
+
+    served = refused = 0
+    for root in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
+        scan = catalog.scan_tap(root.name, root)
+        skills = skillmap.build(TapSnapshot(root.name, "c", root, scan.entries))
+        refused += len(skills.refused)
+        for s in skills.served:
+            raw = frontmatter.split((root / s.path).read_text(encoding="utf-8"))[0]
+            loaded = json.loads(json.dumps(yaml.safe_load(raw), default=str))
+            assert loaded == s.frontmatter, s.uri
+            served += 1
+    assert served > 4000 and refused > 1000

@@ -46,7 +46,7 @@ MAX_TOTAL_BYTES = 16 * 1024 * 1024
 NAME_MAX = 64  # Agent Skills: name 1-64 of a-z, 0-9 and '-', description 1-1024 characters
 DESCRIPTION_MAX = 1024
 DIRECTORY_MIME = "inode/directory"
-CACHE_VERSION = 1
+CACHE_VERSION = 3
 
 #: Why a skill is not served under the extension, by code (`Refused.reason`).
 REASONS: Mapping[str, str] = {
@@ -61,6 +61,9 @@ REASONS: Mapping[str, str] = {
 }
 
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# `key: value` with a plain (unquoted, not block or flow) value, for `yaml_rejects`.
+_ENTRY = re.compile(r"^( *)(?:-\s+)?[A-Za-z0-9_][\w.\-/]*:(?:\s+(.*))?$")
+_NOT_PLAIN = tuple("'\"|>[{&*!%@`")
 _SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
 _SKIP_DIRS = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__"})
 _MIME = {
@@ -250,6 +253,32 @@ def _digest(path: Path) -> Tuple[str, int]:
     return f"sha256:{h.hexdigest()}", size
 
 
+def yaml_rejects(raw: str) -> Optional[str]:
+    """A line of frontmatter ``raw`` that YAML parsers refuse although boost's lenient
+    reader takes it: a plain value holding ': ' (``description: Use when: x``). A host
+    verifying the skill parses it with a YAML library, so such a skill cannot pass."""
+    block: Optional[int] = None  # the indent of a key whose block scalar is being read
+    for number, line in enumerate(raw.splitlines(), start=2):
+        indent = len(line) - len(line.lstrip(" "))
+        if block is not None:
+            if not line.strip() or indent > block:
+                continue  # inside a block scalar: any text goes
+            block = None
+        m = _ENTRY.match(line)
+        if m is None or not m.group(2):
+            continue
+        value = m.group(2).strip()
+        if value.startswith(("|", ">")):
+            block = len(m.group(1))
+            continue
+        if value.startswith(_NOT_PLAIN):
+            continue
+        value = value.split(" #", 1)[0].rstrip()
+        if ": " in value or value.endswith(":"):
+            return f"line {number}: a plain value holds ': ' (quote it)"
+    return None
+
+
 def judge(entry: Entry, text: str) -> Tuple[Optional[str], str, Dict[str, Any]]:
     """Whether a skill's name, description, path and frontmatter allow it under the
     extension: (refusal code or None, detail, the strict frontmatter)."""
@@ -259,6 +288,9 @@ def judge(entry: Entry, text: str) -> Tuple[Optional[str], str, Dict[str, Any]]:
         meta, _body = frontmatter.parse(text)
     except BoostError as exc:
         return "frontmatter", str(exc).split(" — ")[0][:200], {}
+    rejected = yaml_rejects(frontmatter.split(text)[0] or "")
+    if rejected:
+        return "frontmatter", rejected, meta
     name = meta.get("name")
     problem = name_problem(name)
     if problem:
