@@ -63,7 +63,8 @@ def test_reindex_then_search(tapped: Path, tmp_path: Path) -> None:
     hits = json.loads(r.stdout)
     assert len(hits) == 3 and hits[0]["id"] == "example:jest-runner"
     h = hits[0]
-    assert set(h) == HIT_KEYS
+    assert set(h) == HIT_KEYS | {"uri"}  # a skill served under the MCP Skills extension
+    assert h["uri"] == "skill://example/skills/jest-runner/SKILL.md"
     assert Path(h["file"]).is_file() and h["url"].startswith("file://")
     assert h["ranks"] == {"bm25": 1} and h["score"] > 0 and h["snippet"]
     r = run_boost(

@@ -14,7 +14,17 @@ import sys
 from typing import Any, Callable, Dict, List, Optional
 
 from boost_cli.commands.render import err
-from boost_cli.core import discover, lookup, records, registry, retrieval, search, status
+from boost_cli.core import (
+    discover,
+    lookup,
+    records,
+    registry,
+    retrieval,
+    search,
+    skillmap,
+    skillserve,
+    status,
+)
 from boost_cli.core.errors import BoostError
 from boost_cli.core.mcp import Handler, Registry, Server, ToolResult, log_to_stderr
 from boost_cli.core.models import KINDS
@@ -87,6 +97,11 @@ _HIT_SCHEMA = {
         "score": {"type": "number", "description": "retrieval score; higher is better"},
         "file": {"type": "string", "description": "the defining file on disk"},
         "url": {"type": "string", "description": "a browsable link to the file"},
+        "uri": {
+            "type": "string",
+            "description": "skill:// URI of a skill served under the MCP Skills extension: "
+            "load it with skills/get and resources/read",
+        },
         "also_in": {
             "type": "array",
             "items": {"type": "string"},
@@ -193,10 +208,34 @@ def _skill_head(name: str, kind: str, file: object) -> str:
     return f"# {shown(name)} [{shown(kind)}] — file: {shown(file)}\n\n"
 
 
-def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
-    """boost's tools. ``engines`` keeps the indexes open between calls (one per server)."""
+def _served_note(found: lookup.Found, skills: skillmap.Holder) -> str:
+    """Why a skill is not served over the MCP Skills extension (nothing when it is: its
+    URI is in the search results)."""
+    if found.entry.kind != "skill":
+        return ""
+    got = skills.get().status(found.entry.tap, found.entry.path)
+    if isinstance(got, skillmap.Refused):
+        return f"\n\n---\nNot served as an MCP skill: {shown(got.message())}."
+    return ""
+
+
+def _link(record: Dict[str, Any]) -> Dict[str, Any]:
+    return {
+        "uri": record["uri"],
+        "name": record["name"],
+        "description": record["description"],
+        "mimeType": "text/markdown",
+    }
+
+
+def build_registry(
+    engines: Optional[retrieval.Engines] = None, skills: Optional[skillmap.Holder] = None
+) -> Registry:
+    """boost's tools. ``engines`` keeps the indexes open between calls (one per server),
+    ``skills`` the served skills (`skillmap`)."""
     reg = Registry()
     engines = engines or retrieval.Engines()
+    held = skills or skillmap.Holder()
 
     @reg.tool(
         "boost_search",
@@ -227,7 +266,8 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         )
         result = search.run(opts, engines=engines)
         taps = {t.name: t for t in registry.list_taps()}
-        results = [records.mcp_record(h, taps) for h in result.hits]
+        served = held.get()
+        results = [records.mcp_record(h, taps, served) for h in result.hits]
         lines: List[str] = []
         for i, r in enumerate(results, start=1):
             why = shown(r.get("why") or r["description"])
@@ -246,7 +286,8 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
             "notes": [agent_fix(n) for n in result.notes],
             "results": results,
         }
-        return ToolResult(text="\n".join(lines), structured=structured)
+        links = tuple(_link(r) for r in results if "uri" in r)
+        return ToolResult(text="\n".join(lines), structured=structured, links=links)
 
     @reg.tool(
         "boost_get_skill",
@@ -288,7 +329,8 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         head = _skill_head(entry.qualified_name, entry.kind, found.file)
         # The file itself goes out as it is (an agent may run or save it); boost's own lines
         # around it are escaped.
-        return ToolResult(text=head + found.text + _files_footer(found))
+        tail = _files_footer(found) + _served_note(found, held)
+        return ToolResult(text=head + found.text + tail)
 
     @reg.tool(
         "boost_list_taps",
@@ -368,15 +410,32 @@ INSTRUCTIONS = (
     "in plain language as `query`, plus `keywords`: 3-8 words or short phrases the author of a "
     "matching skill would likely use (technical terms, tool names, synonyms) — this widens the "
     "search beyond the user's wording. Then call boost_get_skill with the chosen id (TAP:NAME) "
-    "to read and apply it."
+    "to read and apply it.\n\n"
+    "A result with a `uri` (skill://...) is an Agent Skill served under the MCP Skills "
+    "extension: a host that supports it loads the chosen skill through its own verified "
+    "path (skills/get for the manifest and digests, resources/read for each file) "
+    "instead of pasting text. Search, pick, then load by URI."
 )
+
+
+def build_server() -> Server:
+    """The `boost mcp` server: the tools, the resources and the Skills extension."""
+    skills = skillmap.Holder()
+    server = Server(
+        build_registry(skills=skills),
+        instructions=INSTRUCTIONS,
+        capabilities=skillserve.capabilities(),
+        extensions=skillserve.extensions(),
+    )
+    skillserve.install(server, skills)
+    return server
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     log = log_to_stderr(logging.WARNING)  # never blocks on a client that ignores stderr
     if sys.stdin.isatty():  # a person, not an MCP client (clients talk through pipes)
         err(BANNER)
-    Server(build_registry(), instructions=INSTRUCTIONS).serve_stdio()
+    build_server().serve_stdio()
     if log is not None:
         log.flush_for(0.5)
     return 0

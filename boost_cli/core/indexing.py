@@ -14,6 +14,7 @@ redoes it (``force_taps``), marks it stale in the vector store (the next ``reind
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from functools import partial
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import (
     Union,
 )
 
-from boost_cli.core import config, paths, registry
+from boost_cli.core import config, paths, registry, skillmap
 from boost_cli.core.errors import NotFoundError, ProviderError
 from boost_cli.core.models import TapSnapshot
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.embed import EmbedConfig
     from boost_cli.core.index import BuildReport, TapSource
 
+log = logging.getLogger(__name__)
 Progress = Optional[Callable[..., None]]
 DEFAULT_UNIT = "entry"
 
@@ -105,7 +107,25 @@ def reindex(
 
         dense.forget_commits(paths.vectors_path(), sorted(redo))
     registry.clear_repaired(redo)
+    _warm_skills(sources)
     return report
+
+
+def _warm_skills(sources: Sequence[Union[TapSource, TapSnapshot]]) -> None:
+    """Compute the MCP skill manifests (digests, sizes) of every tap at a commit they are
+    not cached for, while its clone is held steady: once per tap commit, so the server's
+    first skills/list reads a cache instead of hashing the taps."""
+    for s in sources:
+        if skillmap.cached(s.name, s.commit, Path(s.root)) is None:
+            snap = (
+                s
+                if isinstance(s, TapSnapshot)
+                else registry.load_snapshot(s.name, s.commit, str(s.root))
+            )
+            try:
+                skillmap.load(snap)
+            except OSError as exc:  # a file gone mid-read: the server builds it on first use
+                log.debug("cannot compute the skill manifests of %s: %s", s.name, exc)
 
 
 def indexed_commits() -> Dict[str, str]:
