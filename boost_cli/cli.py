@@ -336,6 +336,25 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--stdio", action="store_true", help="stdio transport (the default and only one)"
     )
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=("register", "unregister"),
+        help="register: add boost to an MCP host (HOST); unregister: remove it",
+    )
+    p.add_argument(
+        "host",
+        nargs="?",
+        metavar="HOST",
+        help="claude, codex or gemini (through their CLI), cursor, vscode or windsurf "
+        "(their config file)",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="with register/unregister: say what, change nothing"
+    )
+    p.add_argument(
+        "--list", action="store_true", help="with register: the hosts boost knows and found"
+    )
 
 
 def _add_discover(sub: argparse._SubParsersAction) -> None:

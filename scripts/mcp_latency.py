@@ -300,6 +300,7 @@ def measure_skills(home: Path, passes: int, sample: int) -> Dict[str, Any]:
         "get_read_cpu_ms_per_call": round(get_read_cpu * 1000, 2),
         "verified": True,
         "counts": skill_counts(home),
+        "python_startup_ms": round(python_startup_ms(), 1),
         "load": os.getloadavg(),
         "server_exit": rc,
     }
@@ -323,6 +324,7 @@ def print_skills(f: Dict[str, Any]) -> None:
         f"verified), median {f['read_median_ms']} ms, p95 {f['read_p95_ms']} ms"
     )
     print(f"  server CPU per get/read call: {f['get_read_cpu_ms_per_call']} ms")
+    print(f"  python -c pass in the same run: {f['python_startup_ms']} ms (the load reference)")
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -72,6 +72,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.status",
             "boost_cli.core.records",
             "boost_cli.core.skillserve",
+            "boost_cli.core.hosts",
         ),
     ),
     ("commands", ("boost_cli.commands",)),

@@ -13,9 +13,10 @@ import re
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-from boost_cli.commands.render import err
+from boost_cli.commands.render import err, out
 from boost_cli.core import (
     discover,
+    hosts,
     lookup,
     records,
     registry,
@@ -25,7 +26,7 @@ from boost_cli.core import (
     skillserve,
     status,
 )
-from boost_cli.core.errors import BoostError
+from boost_cli.core.errors import BoostError, UsageError
 from boost_cli.core.mcp import Handler, Registry, Server, ToolResult, log_to_stderr
 from boost_cli.core.models import KINDS
 from boost_cli.core.text import printable
@@ -432,10 +433,42 @@ def build_server() -> Server:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    action = getattr(args, "action", None)
+    if action is not None or getattr(args, "list", False) or getattr(args, "dry_run", False):
+        return _register(args)
     log = log_to_stderr(logging.WARNING)  # never blocks on a client that ignores stderr
     if sys.stdin.isatty():  # a person, not an MCP client (clients talk through pipes)
         err(BANNER)
     build_server().serve_stdio()
     if log is not None:
         log.flush_for(0.5)
+    return 0
+
+
+def _register(args: argparse.Namespace) -> int:
+    """`boost mcp register HOST`, `unregister HOST`, `--dry-run`, `register --list`."""
+    if args.list:
+        if args.action == "unregister" or args.host:
+            raise UsageError("--list takes no HOST", "run 'boost mcp register --list'")
+        for row in hosts.found():
+            state = "found" if row["found"] else "not found"
+            if row.get("registered"):
+                state += ", boost registered"
+            elif row.get("registered") is None and "registered" in row:
+                state += ", unreadable (boost leaves it alone)"
+            out(
+                f"{row['host']:<9} {row['title']:<17} {row['how']:<14} {state}: {row['where'] or '-'}"
+            )
+        return 0
+    if args.action is None or not args.host:
+        raise UsageError(
+            "register and unregister need a HOST",
+            f"run 'boost mcp register HOST' with HOST one of {', '.join(hosts.names())}, "
+            "or 'boost mcp register --list'",
+        )
+    p = hosts.plan(args.host, args.action)
+    if args.dry_run:
+        out(printable(p.describe(), keep_newlines=True))
+        return 0
+    out(printable(hosts.apply(p)))
     return 0

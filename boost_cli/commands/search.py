@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli.commands.render import (
     BOLD,
@@ -71,16 +71,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 1 if args.exit_status and not result.hits else 0
 
 
-def render_served(hits: Sequence[Hit], skills: Any) -> List[str]:
+def render_served(hits: Sequence[Hit], skills: Optional[skillmap.Statuses]) -> List[str]:
     """For --explain: how each skill hit is served over MCP (its skill:// URI), or why not."""
     lines = []
     for rank, h in enumerate(hits, start=1):
-        status = skills.status(h.entry.tap, h.entry.path) if skills is not None else None
-        if isinstance(status, skillmap.Served):
-            lines.append(f"{rank}. MCP skill: {status.uri}")
-        elif isinstance(status, skillmap.Refused):
+        if skills is None:
+            continue
+        uri = skills.uri_of(h.entry.tap, h.entry.path)
+        refused = skills.refused_of(h.entry.tap, h.entry.path)
+        if uri:
+            lines.append(f"{rank}. MCP skill: {uri}")
+        elif refused:
             lines.append(
-                f"{rank}. MCP skill: not served ({status.message()}); boost_get_skill reads it"
+                f"{rank}. MCP skill: not served ({refused.message()}); boost_get_skill reads it"
             )
     return ["MCP Skills extension:", *lines] if lines else []
 

@@ -44,7 +44,7 @@ MCP_FIELDS = tuple(f for f in HIT_FIELDS if f not in ("rel_dir", "snippet", "ran
 
 
 def _full_record(
-    hit: Hit, taps: Mapping[str, registry.TapInfo], skills: Optional[skillmap.SkillMap]
+    hit: Hit, taps: Mapping[str, registry.TapInfo], skills: Optional[skillmap.UriSource]
 ) -> Dict[str, Any]:
     e = hit.entry
     tap = taps.get(e.tap)
@@ -91,7 +91,7 @@ def hit_record(
     hit: Hit,
     taps: Mapping[str, registry.TapInfo],
     keys: Sequence[str] = HIT_FIELDS,
-    skills: Optional[skillmap.SkillMap] = None,
+    skills: Optional[skillmap.UriSource] = None,
 ) -> Dict[str, Any]:
     """A hit as the stable JSON object of `boost search --json`: ``keys`` of the entry, its
     score, why and snippet, ``file`` (the path on disk), ``url`` (a browsable link) and,
@@ -101,7 +101,7 @@ def hit_record(
 
 
 def mcp_record(
-    hit: Hit, taps: Mapping[str, registry.TapInfo], skills: Optional[skillmap.SkillMap] = None
+    hit: Hit, taps: Mapping[str, registry.TapInfo], skills: Optional[skillmap.UriSource] = None
 ) -> Dict[str, Any]:
     """`hit_record` cut to `MCP_FIELDS`; ``why`` is left out when it only repeats the
     description (the caller pays for every token it reads)."""

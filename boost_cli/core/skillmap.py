@@ -22,6 +22,7 @@ Digests and sizes are computed once per tap commit and cached beside the catalog
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -30,7 +31,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
 from urllib.parse import quote
 
 from boost_cli.core import atomic, paths, registry
@@ -345,11 +346,26 @@ def _cache_path(tap: str) -> Path:
     return paths.cache_dir() / "skills" / f"{tap}.json"
 
 
+def _status_path(tap: str) -> Path:
+    """Which skills are served and why the others are not, without the manifests: what
+    `boost search --json` reads (a tenth of the size)."""
+    return paths.cache_dir() / "skills" / f"{tap}.status.json"
+
+
 def _key() -> str:
     return f"{CACHE_VERSION}/{registry.scan_version()}"
 
 
 def store(skills: TapSkills) -> None:
+    atomic.write_json(
+        _status_path(skills.tap),
+        {
+            "version": _key(),
+            "commit": skills.commit,
+            "served": {s.path: s.uri for s in skills.served},
+            "refused": [[r.path, r.reason, r.detail] for r in skills.refused],
+        },
+    )
     atomic.write_json(
         _cache_path(skills.tap),
         {
@@ -395,10 +411,48 @@ def cached(tap: str, commit: str, root: Path) -> Optional[TapSkills]:
 
 
 def drop_cache(tap: str) -> None:
+    """Forget the cached skills of ``tap`` (when it is untapped)."""
+    for path in (_cache_path(tap), _status_path(tap)):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+class Statuses:
+    """Served URIs and refusals of some taps, without manifests (`for_entries`)."""
+
+    def __init__(self) -> None:
+        self.uris: Dict[Tuple[str, str], str] = {}
+        self.refusals: Dict[Tuple[str, str], Refused] = {}
+
+    def add(self, tap: str, data: Mapping[str, Any]) -> None:
+        for path, uri in data["served"].items():
+            self.uris[(tap, str(path))] = str(uri)
+        for path, reason, detail in data["refused"]:
+            self.refusals[(tap, str(path))] = Refused(tap, str(path), str(reason), str(detail))
+
+    def uri_of(self, tap: str, path: str) -> Optional[str]:
+        return self.uris.get((tap, path))
+
+    def refused_of(self, tap: str, path: str) -> Optional[Refused]:
+        return self.refusals.get((tap, path))
+
+
+def _statuses(tap: registry.TapInfo, root: Path, into: Statuses) -> None:
     try:
-        _cache_path(tap).unlink()
-    except FileNotFoundError:
-        return
+        data = json.loads(_status_path(tap.name).read_text(encoding="utf-8"))
+        if data.get("version") == _key() and data.get("commit") == tap.commit:
+            into.add(tap.name, data)
+            return
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # no status file, or a broken one: from the full map (built when missing)
+    skills = _tap_skills(tap, root)
+    into.add(
+        tap.name,
+        {
+            "served": {s.path: s.uri for s in skills.served},
+            "refused": [[r.path, r.reason, r.detail] for r in skills.refused],
+        },
+    )
 
 
 def load(snapshot: TapSnapshot) -> TapSkills:
@@ -415,6 +469,12 @@ def load(snapshot: TapSnapshot) -> TapSkills:
 
 
 # --------------------------------------------------------------------------- the map
+
+
+class UriSource(Protocol):
+    """What a hit record needs: the URI of a served entry (`SkillMap`, `Statuses`)."""
+
+    def uri_of(self, tap: str, path: str) -> Optional[str]: ...
 
 
 class SkillMap:
@@ -458,6 +518,11 @@ class SkillMap:
         """The ``skill://`` URI of the entry at ``path`` in ``tap`` when it is served."""
         found = self.by_path.get((tap, path))
         return found.uri if isinstance(found, Served) else None
+
+    def refused_of(self, tap: str, path: str) -> Optional[Refused]:
+        """Why the skill at ``path`` in ``tap`` is not served, when it is not."""
+        found = self.by_path.get((tap, path))
+        return found if isinstance(found, Refused) else None
 
     def status(self, tap: str, path: str) -> Any:
         """The `Served` or `Refused` record of the skill at ``path`` in ``tap``; None for
@@ -525,15 +590,27 @@ def _read_checked(root: Path, folder: str, ref: SkillFile) -> bytes:
     return data
 
 
+def _tap_skills(tap: registry.TapInfo, root: Path) -> TapSkills:
+    """One tap's skills at its commit: the cache alone when it has them (no catalog is
+    read), else the catalog scan and a build."""
+    hit = cached(tap.name, tap.commit, root)
+    if hit is not None:
+        return hit
+    return load(registry.load_snapshot(tap.name, tap.commit, str(root)))
+
+
 def for_taps(names: Iterable[str] = ()) -> SkillMap:
     """The skill map of every tap (or the named ones) at its current commit."""
-    return SkillMap([load(s) for s in registry.snapshots(names)])
+    return SkillMap([_tap_skills(t, root) for t, root in registry.present(names)])
 
 
-def for_entries(entries: Iterable[Entry]) -> SkillMap:
-    """The skill map of the taps holding ``entries`` (none: an empty map)."""
+def for_entries(entries: Iterable[Entry]) -> Statuses:
+    """Which skills are served, and why not, in the taps holding ``entries``."""
+    out = Statuses()
     names = sorted({e.tap for e in entries})
-    return for_taps(names) if names else SkillMap([])
+    for tap, root in registry.present(names) if names else []:
+        _statuses(tap, root, out)
+    return out
 
 
 class Holder:
@@ -549,10 +626,13 @@ class Holder:
         key = tuple((t.name, t.commit) for t, _ in taps)
         if self._map is None or key != self._key:
             old = self._map.taps if self._map else {}
-            keep = [old[n] for n, c in key if n in old and old[n].commit == c]
-            kept = {t.tap for t in keep}
-            wanted = [n for n, _ in key if n not in kept]
-            fresh = [load(s) for s in registry.snapshots(wanted)] if wanted else []
-            self._map = SkillMap(keep + fresh)
+            self._map = SkillMap(
+                [
+                    old[t.name]
+                    if t.name in old and old[t.name].commit == t.commit
+                    else _tap_skills(t, root)
+                    for t, root in taps
+                ]
+            )
             self._key = key
         return self._map
