@@ -310,7 +310,9 @@ def _add_vectors(sub: argparse._SubParsersAction) -> None:
         help="load vectors files into the vector store",
         description="Load each FILE's vectors into the vector store's cache and build its "
         "tap from them, embedding nothing. The tap must be tapped; at another commit, the "
-        "texts that changed are left for 'boost reindex --dense'.",
+        "texts that changed are left for 'boost reindex --dense'. A file is untrusted: "
+        "every row is checked, and only vectors of its own tap's texts that are not here "
+        "yet are added.",
     )
     imp.add_argument("files", nargs="+", metavar="FILE", help="files from 'boost vectors export'")
     imp.add_argument(

@@ -77,35 +77,47 @@ def boost(args: List[str], home: Path, timeout: float = 600) -> Tuple[int, str, 
     return r.returncode, out, err, 0, time.perf_counter() - t0
 
 
+PROBE = (
+    "import os, resource, subprocess, sys\n"
+    "with open(sys.argv[1], 'wb') as out, open(sys.argv[2], 'wb') as err:\n"
+    "    code = subprocess.call(sys.argv[3:], stdout=out, stderr=err)\n"
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
+
+
 def boost_rss(
     args: List[str], home: Path, timeout: float = 600
 ) -> Tuple[int, str, str, int, float]:
-    """`boost`, with the import's own peak RSS (os.wait4 on the child)."""
+    """`boost`, with the import's own peak RSS in KB. The CLI is started by a small probe
+    process, which reports its child's ru_maxrss: a child forked straight from this
+    (large) process would count this process's pages from before its exec."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "boost_cli", *args],
+    with tempfile.TemporaryDirectory() as tmp:
+        out, err = Path(tmp) / "out", Path(tmp) / "err"
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                PROBE,
+                str(out),
+                str(err),
+                sys.executable,
+                "-m",
+                "boost_cli",
+                *args,
+            ],
             env=env_for(home),
             cwd=str(ROOT),
-            stdout=out,
-            stderr=err,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-            time.sleep(0.01)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
+        code, rss = map(int, r.stdout.split())
         return (
-            proc.returncode,
-            out.read().decode("utf-8", "replace"),
-            err.read().decode("utf-8", "replace"),
-            int(usage.ru_maxrss),
+            code,
+            out.read_bytes().decode("utf-8", "replace"),
+            err.read_bytes().decode("utf-8", "replace"),
+            rss,
             time.perf_counter() - t0,
         )
 

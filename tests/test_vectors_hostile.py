@@ -203,6 +203,31 @@ def test_a_vector_embedded_here_is_never_replaced(alice: Dict[str, Path], tmp_pa
     assert json.loads(search)[0]["name"] == "pdf-forms"  # the store holds the real vectors
 
 
+@pytest.mark.parametrize("served", ["hash", "chunk", "other-model"])
+def test_a_forged_served_model_is_refused_before_the_cache_changes(
+    alice: Dict[str, Path], tmp_path: Path, served: str
+) -> None:
+    """Found by scripts/vectors_fuzz.py: the rows went into the cache under the file's
+    served model, then the build refused the store's (exit 6) — the cache changed."""
+    home = fresh_home(alice, tmp_path)
+    _ok(["vectors", "import", str(alice["b"])], home)  # the store now records a served model
+    before = cache_rows(home)
+    header, rows = parse(alice["a"])
+    header["parity"]["served_model"] = served
+    bad = write(tmp_path / "served.jsonl", header, rows)
+    r = run_boost(["vectors", "import", str(bad)], home, env=HASH)
+    assert r.returncode == 7, r.stderr
+    assert f"holds vectors of a model served as {served!r}, the vector store's come" in r.stderr
+    assert cache_rows(home) == before
+
+
+def test_a_file_naming_no_served_model_is_refused(alice: Dict[str, Path], tmp_path: Path) -> None:
+    header, rows = parse(alice["a"])
+    header["parity"]["served_model"] = ""
+    bad = write(tmp_path / "unserved.jsonl", header, rows)
+    assert "names no served model" in refused(fresh_home(alice, tmp_path), bad)
+
+
 # --------------------------------------------------------------------------- item 6
 
 

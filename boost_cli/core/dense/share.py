@@ -226,17 +226,32 @@ def import_vectors(
             f"{len(wanted)} {unit} texts here: it is not a vectors file of this tap",
             REEXPORT,
         )
-    found: Dict[str, bytes] = {}
-    total = 0
-    for digest, blob in rows(path, header):
-        total += 1
-        if digest in wanted:
-            found[digest] = blob
+    served = header.parity.get("served_model", "")
+    if not served:
+        raise UsageError(f"{path.name}'s parity block names no served model", REEXPORT)
     store = open_for_build(store_path, "auto")
     try:
+        meta = store.meta()
+        if (
+            meta.get("served_model")
+            and meta["served_model"] != served
+            and mismatch(meta, config, unit) is None
+        ):
+            raise ConfigError(
+                f"{path.name} holds vectors of a model served as {served!r}, the vector "
+                f"store's come from {meta['served_model']!r}",
+                "ask for a file embedded with the same model, or embed with yours: "
+                "'boost reindex --dense'",
+            )
+        found: Dict[str, bytes] = {}
+        total = 0
+        for digest, blob in rows(path, header):
+            total += 1
+            if digest in wanted:
+                found[digest] = blob
         cache = EmbeddingCache(store.conn)
         items = [(h, unpack(found[h])) for h in sorted(found)]
-        cached = cache.store_new(items, config, header.parity.get("served_model") or config.model)
+        cached = cache.store_new(items, config, served)
         covered = len(cache.lookup(sorted(wanted), config))
     finally:
         store.close()
