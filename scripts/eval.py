@@ -5,6 +5,7 @@
                            [--keywords FILE]
     python scripts/eval.py --home DIR --pipeline plain,keywords,expand,rerank,both
                            [--keywords FILE] [--llm-answers FILE ...] [--pending FILE]
+                           [--pool N ...] [--lift-floor F ...]
 
 DIR is a BOOST_HOME where the shared corpus is tapped with tap name = registry folder
 (`python scripts/corpus.py --home DIR`, then `boost reindex`). Doc ids are
@@ -20,7 +21,9 @@ searched with its keywords, as an agent calling boost_search with `keywords` wou
 ``rerank`` (LLM rerank over the user's words' candidates), ``both`` (expansion, then a
 rerank over the widened and the plain candidates), ``keywords+rerank``. The LLM answers come
 from --llm-answers (recorded: see scripts/recorded_llm.py), else from the configured backend;
---pending collects the prompts that had no recorded answer.
+--pending collects the prompts that had no recorded answer. --lift-floor scores the reranking
+modes with other values of `search.LIFT_FLOOR` (the bound on lifting a pick the retrieval
+scored low) and counts the picks it held back.
 """
 
 from __future__ import annotations
