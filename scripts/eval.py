@@ -5,6 +5,7 @@
                            [--keywords FILE]
     python scripts/eval.py --home DIR --pipeline plain,keywords,expand,rerank,both
                            [--keywords FILE] [--llm-answers FILE ...] [--pending FILE]
+                           [--pool N ...] [--lift-floor F ...]
 
 DIR is a BOOST_HOME where the shared corpus is tapped with tap name = registry folder
 (`python scripts/corpus.py --home DIR`, then `boost reindex`). Doc ids are
@@ -20,7 +21,9 @@ searched with its keywords, as an agent calling boost_search with `keywords` wou
 ``rerank`` (LLM rerank over the user's words' candidates), ``both`` (expansion, then a
 rerank over the widened and the plain candidates), ``keywords+rerank``. The LLM answers come
 from --llm-answers (recorded: see scripts/recorded_llm.py), else from the configured backend;
---pending collects the prompts that had no recorded answer.
+--pending collects the prompts that had no recorded answer. --lift-floor scores the reranking
+modes with other values of `search.LIFT_FLOOR` (the bound on lifting a pick the retrieval
+scored low) and counts the picks it held back.
 """
 
 from __future__ import annotations
@@ -168,14 +171,18 @@ def evaluate_pipeline(
     client: Any = None,
     engine: Optional[str] = None,
     pool: Optional[int] = None,
+    floor: Optional[float] = None,
 ) -> Dict[str, Any]:
-    """Group-level metrics of the shortlists `search.run` gives in ``mode`` (`PIPELINES`)."""
+    """Group-level metrics of the shortlists `search.run` gives in ``mode`` (`PIPELINES`);
+    ``floor`` replaces `search.LIFT_FLOOR` (the bound on how far a rerank may lift)."""
     from boost_cli.core import expand, retrieval, search
 
+    if floor is not None:
+        search.LIFT_FLOOR = floor
     how = PIPELINES[mode]
     engines = retrieval.Engines()
     cache = expand.ExpansionCache(Path(tempfile.mkdtemp(prefix="boost-eval-expand-")))
-    per, times, failed = [], [], 0
+    per, times, failed, held = [], [], 0, 0
     for q in queries:
         if client is not None:
             client.query_id = q["id"]
@@ -196,16 +203,20 @@ def evaluate_pipeline(
         for stage in ("expansion", "rerank"):
             if (d.get(stage) or {}).get("status") == "failed":
                 failed += 1
+        held += len((d.get("rerank") or {}).get("not_lifted", ()))
         ranked = ranked_ids(out.hits)
         m = score_query(ranked, q["relevant"], groups)
         per.append({**m, "id": q["id"], "type": q["type"], "top": ranked[:3]})
     label = mode if not pool else f"{mode}@{pool}"
+    if floor is not None:
+        label += f"/floor {floor:g}"
     return {
         "engine": label,
         "summary": aggregate(per),
         "per_query": per,
         "median_ms": statistics.median(times),
         "llm_failures": failed,
+        "not_lifted": held,
     }
 
 
@@ -220,6 +231,8 @@ def print_summary(results: Sequence[Dict[str, Any]]) -> None:
                     f"{r['engine']:10} {t:9} {int(s['n']):3d} {s['ndcg@10']:8.3f} {s['recall@10']:6.3f} {s['mrr@10']:7.3f} {s['success@1']:6.3f}"
                 )
         failures = f", {r['llm_failures']} LLM calls failed" if r.get("llm_failures") else ""
+        if r.get("not_lifted"):
+            failures += f", {r['not_lifted']} picks not lifted (scored under the floor)"
         print(f"{r['engine']:10} median query {r['median_ms']:.1f} ms{failures}")
 
 
@@ -255,6 +268,12 @@ def main() -> int:
     )
     ap.add_argument("--pending", type=Path, help="write prompts without a recorded answer here")
     ap.add_argument("--pool", type=int, action="append", help="rerank pool sizes (default 30)")
+    ap.add_argument(
+        "--lift-floor",
+        type=float,
+        action="append",
+        help="values of search.LIFT_FLOOR to score reranking modes with (default: the set one)",
+    )
     args = ap.parse_args()
     if not args.queries.exists():
         print(f"no queries at {args.queries}; nothing to do", file=sys.stderr)
@@ -280,9 +299,12 @@ def main() -> int:
         for mode in args.pipeline.split(","):
             uses_rerank = PIPELINES[mode]["rerank"] != "none"
             for pool in (args.pool or [None]) if uses_rerank else [None]:
-                results.append(
-                    evaluate_pipeline(mode, queries, groups, keywords, client, engine, pool)
-                )
+                for floor in (args.lift_floor or [None]) if uses_rerank else [None]:
+                    results.append(
+                        evaluate_pipeline(
+                            mode, queries, groups, keywords, client, engine, pool, floor
+                        )
+                    )
         if client is not None and client.missing:
             print(f"{client.missing} prompts had no recorded answer", file=sys.stderr)
     else:

@@ -26,6 +26,7 @@ HIT_KEYS = frozenset(
         "score",
         "snippet",
         "why",
+        "why_source",
         "also_in",
         "ranks",
         "file",

@@ -95,6 +95,12 @@ _HIT_SCHEMA = {
             "type": "string",
             "description": "why it matches (left out when it is the description)",
         },
+        "why_source": {
+            "type": "string",
+            "enum": ["llm", "skill"],
+            "description": "who wrote the why: llm (a reranking model's words, unverified) "
+            "or skill (the skill's own description or passage)",
+        },
         "score": {"type": "number", "description": "retrieval score; higher is better"},
         "file": {"type": "string", "description": "the defining file on disk"},
         "url": {"type": "string", "description": "a browsable link to the file"},
@@ -272,6 +278,8 @@ def build_registry(
         lines: List[str] = []
         for i, r in enumerate(results, start=1):
             why = shown(r.get("why") or r["description"])
+            if r.get("why_source") == "llm":
+                why = f"model's reason: {why}"
             lines.append(f"{i}. {shown(r['id'])} [{shown(r['kind'])}] — {why}")
             lines.append(f"   file: {shown(r['file'])}")
         if not results:

@@ -187,6 +187,11 @@ def render_explain(d: Dict[str, Any]) -> str:
     lines.append(
         f"rerank: {rr.get('status')}{' (' + str(rr.get('backend')) + ')' if rr.get('backend') else ''}{': ' + str(detail) if detail else ''}"
     )
+    if rr.get("not_lifted"):
+        lines.append(
+            f"  not lifted (picked, but scored under {search.LIFT_FLOOR:.0%} of the best): "
+            + ", ".join(rr["not_lifted"])
+        )
     t = d.get("timings", {})
     lines.append("timings: " + ", ".join(f"{k[:-3]} {v:.1f} ms" for k, v in t.items()))
     return "\n".join(lines)

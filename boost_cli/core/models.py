@@ -103,7 +103,9 @@ class Hit:
     """One search result: an entry, its score, and why it was picked.
 
     ``snippet`` is the best-matching passage; ``why`` a one-line justification (from
-    the reranker, else derived from the snippet); ``also_in`` lists the ``tap:name``s of
+    the reranker, else derived from the snippet), ``why_source`` who wrote it: "llm" (a
+    model's words, unverified), "skill" (the skill's own description or passage) or ""
+    (no why yet); ``also_in`` lists the ``tap:name``s of
     the copies collapsed into this hit (byte-identical files, and near-duplicates: the
     same skill copied with small edits); ``ranks`` maps engine name to the 1-based rank
     that engine gave (for --explain). ``group`` names the near-duplicate group the index
@@ -116,6 +118,7 @@ class Hit:
     snippet: str = ""
     why: str = ""
     also_in: Tuple[str, ...] = ()
+    why_source: str = ""
     ranks: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
     content_hash: Optional[str] = None
     group: Optional[str] = None
@@ -128,6 +131,7 @@ class Hit:
                 "score": round(self.score, 6),
                 "snippet": self.snippet,
                 "why": self.why,
+                "why_source": self.why_source,
                 "also_in": list(self.also_in),
                 "ranks": dict(self.ranks),
             }

@@ -26,6 +26,7 @@ HIT_FIELDS = (
     "kind",
     "description",
     "why",
+    "why_source",
     "score",
     "file",
     "url",
@@ -56,6 +57,7 @@ def _full_record(
         "kind": e.kind,
         "description": e.description,
         "why": hit.why,
+        "why_source": hit.why_source,
         "score": round(hit.score, 6),
         "file": str(paths.tap_dir(e.tap) / e.path),
         "url": registry.source_url(tap, e.path) if tap else "",
@@ -103,9 +105,9 @@ def hit_record(
 def mcp_record(
     hit: Hit, taps: Mapping[str, registry.TapInfo], skills: Optional[skillmap.UriSource] = None
 ) -> Dict[str, Any]:
-    """`hit_record` cut to `MCP_FIELDS`; ``why`` is left out when it only repeats the
-    description (the caller pays for every token it reads)."""
+    """`hit_record` cut to `MCP_FIELDS`; ``why`` (and ``why_source``) is left out when it
+    only repeats the description (the caller pays for every token it reads)."""
     record = hit_record(hit, taps, MCP_FIELDS, skills)
     if one_line(record["why"]) == one_line(record["description"]):
-        del record["why"]
+        del record["why"], record["why_source"]
     return record

@@ -12,7 +12,7 @@ import itertools
 import re
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core import expand, llm, registry, retrieval
 from boost_cli.core.errors import UsageError
@@ -26,6 +26,11 @@ WHY_CHARS = (
 )
 MAX_KEYWORDS = 12
 MAX_KEYWORD_CHARS = 60
+# A candidate the retrieval scored under this share of its ranking's best is one the
+# reranker may not lift (`bound_lift`): a model that obeys a skill saying "rank me first"
+# cannot put a barely-matching skill above the ones that match. The highest floor that
+# changes no dev query's score (docs/benchmarks.md: the sweep); 0.3 starts to cost.
+LIFT_FLOOR = 0.25
 
 
 @dataclass(frozen=True)
@@ -121,10 +126,12 @@ def run(
     got = choice.retriever.query(opts.query, depth, opts.kind, scope, keywords)
     ranked, notes = got.hits, [*notes, *got.notes]
     pool: List[Hit] = []
+    rankings = [ranked]
     if reranking and keywords:
         # Recall first: the reranker also sees what the user's own words find.
         plain = choice.retriever.query(opts.query, depth, opts.kind, scope)
         pool = interleave(ranked, plain.hits, opts.rerank_pool)
+        rankings.append(plain.hits)
     elif reranking:
         pool = ranked[: opts.rerank_pool]
     timings["retrieve_ms"] = _ms(t2)
@@ -140,7 +147,7 @@ def run(
         "timings": timings,
     }
     t3 = time.perf_counter()
-    hits, rerank_status = _rerank(opts, ranked, pool, client)
+    hits, rerank_status = _rerank(opts, ranked, pool, client, support(rankings))
     timings["rerank_ms"] = _ms(t3)
     diagnostics["rerank"] = rerank_status
     if rerank_status.get("status") == "failed":
@@ -218,11 +225,48 @@ def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 2)
 
 
+def support(rankings: Sequence[Sequence[Hit]]) -> Dict[str, float]:
+    """Each hit's retrieval score as a share of the best score of its ranking (the best
+    share when it is in several: the widened and the plain one), by ``tap:name``. A
+    ranking whose best score is not positive gives every hit 1 (nothing to compare)."""
+    out: Dict[str, float] = {}
+    for hits in rankings:
+        top = hits[0].score if hits else 0.0
+        for h in hits:
+            share = h.score / top if top > 0 else 1.0
+            key = h.entry.qualified_name
+            out[key] = max(out.get(key, share), share)
+    return out
+
+
+def bound_lift(
+    picks: Sequence[Hit],
+    ranked: Sequence[Hit],
+    shares: Mapping[str, float],
+    floor: Optional[float] = None,
+) -> Tuple[List[Hit], List[str]]:
+    """The reranked list, and the picks held back: the model's picks first, then the rest
+    of ``ranked`` in its order — except that a pick the retrieval scored under ``floor`` of
+    its best (`support`) gets no lift: it is treated as unpicked (where ``ranked`` has it,
+    without the model's why; left out when only the other ranking found it)."""
+    floor = LIFT_FLOOR if floor is None else floor  # read at call time (evaluation sets it)
+    held = [
+        h.entry.qualified_name for h in picks if shares.get(h.entry.qualified_name, 1.0) < floor
+    ]
+    lifted = [h for h in picks if h.entry.qualified_name not in held]
+    kept = {h.entry.qualified_name for h in lifted}
+    return [*lifted, *(h for h in ranked if h.entry.qualified_name not in kept)], held
+
+
 def _rerank(
-    opts: SearchOptions, ranked: List[Hit], pool: List[Hit], client: Optional[llm.Client]
+    opts: SearchOptions,
+    ranked: List[Hit],
+    pool: List[Hit],
+    client: Optional[llm.Client],
+    shares: Optional[Mapping[str, float]] = None,
 ) -> Tuple[List[Hit], Dict[str, Any]]:
     """``ranked`` reordered by the LLM over ``pool`` when one reranks; the pool's picks come
-    first, the rest of ``ranked`` after them."""
+    first (as far as `bound_lift` lets them), the rest of ``ranked`` after them."""
     if opts.rerank == "none":
         return ranked, {"status": "off", "reason": "disabled"}
     if not ranked:
@@ -253,26 +297,30 @@ def _rerank(
         outcome = "unavailable" if result.backend is None and opts.rerank == "auto" else "failed"
         return ranked, {"status": outcome, "reason": result.reason, "backend": result.backend}
     by_id = {h.entry.qualified_name: h for h in pool}
-    ordered: List[Hit] = []
+    picks: List[Hit] = []
     for cid, why in result.order:
         h = by_id.pop(cid, None)
         if h is not None:
-            ordered.append(replace(h, why=why, ranks={**dict(h.ranks), "rerank": len(ordered) + 1}))
-    picked = {h.entry.qualified_name for h in ordered}
-    ordered.extend(h for h in ranked if h.entry.qualified_name not in picked)
+            ranks = {**dict(h.ranks), "rerank": len(picks) + 1}
+            picks.append(replace(h, why=why, why_source="llm" if why else "", ranks=ranks))
+    ordered, held = bound_lift(picks, ranked, shares or {})
     status = {
         "status": "ok",
         "backend": result.backend,
         "model": result.model,
         "elapsed_ms": round(result.elapsed_ms, 1),
     }
+    if held:
+        status["not_lifted"] = held  # picked, but the retrieval scored them too low
     return ordered, status
 
 
 def _with_why(query: str, keywords: Sequence[str], hits: List[Hit]) -> List[Hit]:
     """Each hit with a *why*: the reranker's, else one from its best passage."""
     text = " ".join([query, *keywords])
-    return [replace(h, why=h.why or why_from_snippet(text, h)) for h in hits]
+    return [
+        h if h.why else replace(h, why=why_from_snippet(text, h), why_source="skill") for h in hits
+    ]
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
