@@ -17,7 +17,9 @@ rebuilds the prompt of the previous format from it (`v1_prompt`: the same fields
 wrapping, the old system prompt) and looks its answer up. A row found that way gets the
 current key, and keeps the old one as ``v1_key``: it is the answer recorded for the same
 task and candidates under the old wording, replayed for the new one. Expansion prompts did
-not change and are left alone. ``--check`` only reports how many prompts would match.
+not change and are left alone. ``--check`` writes nothing and exits 1 when some answer is
+still under an old key. (Prompts never recorded — rerank and keywords+rerank at pools 20
+and 40 — stay unanswered, as before.)
 """
 
 from __future__ import annotations
@@ -127,8 +129,8 @@ def main() -> int:
         f"{client.rekeyed}, not at all {client.missing}",
         file=sys.stderr,
     )
-    if args.check:
-        return 0 if client.missing == 0 else 1
+    if args.check:  # 1: some answers are still under an old key
+        return 1 if client.rekeyed else 0
     for row in rows:
         new = client.mapping.get(row["key"])
         if new is not None:

@@ -304,7 +304,7 @@ def _rerank(
             ranks = {**dict(h.ranks), "rerank": len(picks) + 1}
             picks.append(replace(h, why=why, why_source="llm" if why else "", ranks=ranks))
     ordered, held = bound_lift(picks, ranked, shares or {})
-    status = {
+    status: Dict[str, Any] = {
         "status": "ok",
         "backend": result.backend,
         "model": result.model,
