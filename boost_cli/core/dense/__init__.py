@@ -9,7 +9,8 @@ The modules, bottom up (each imports only those above it in this list, and `core
 - `store` — the SQLite file, its schema and backends, and the embedder identity it records;
 - `build` — `build_dense` and `egress_summary`;
 - `query` — `DenseIndex`: status, query, hits;
-- `share` — one tap's vectors to a deterministic file and back (``boost vectors``).
+- `share` — one tap's vectors to a deterministic file and back (``boost vectors``);
+- `sync` — what a store holds, and dropping removed taps (the write paths keep it in step).
 
 Layout, parity rules and measurements: docs/dense.md. Everything public is re-exported
 here: ``from boost_cli.core.dense import DenseIndex``.
@@ -48,8 +49,10 @@ from boost_cli.core.dense.store import (
     FORMAT_VERSION,
     backend_status,
     forget_commits,
+    mismatch,
     store_bytes,
 )
+from boost_cli.core.dense.sync import drop_taps, stored_taps
 from boost_cli.core.dense.units import (
     ENTRY_BODY_CHARS,
     SNIPPET_CHARS,
@@ -87,8 +90,11 @@ __all__ = [
     "export_tap",
     "forget_commits",
     "import_vectors",
+    "drop_taps",
     "load_file",
+    "mismatch",
     "open_status",
     "store_bytes",
+    "stored_taps",
     "units_for",
 ]
