@@ -199,9 +199,7 @@ def test_a_tap_the_store_lacks_at_its_commit_leaves_the_query_to_bm25(
         "note: dense skipped: the vector store is out of date for 1 tap (ex) — run "
         "'boost reindex --dense'" in hybrid.stderr
     )
-    assert [h["id"] for h in json.loads(hybrid.stdout)] == ids(
-        home, SIGN_QUERY, "--engine", "bm25"
-    )
+    assert [h["id"] for h in json.loads(hybrid.stdout)] == ids(home, SIGN_QUERY, "--engine", "bm25")
     assert ids(home, SIGN_QUERY, "--engine", "dense") == []  # only vectors of the old commit
     quiet = run_boost(["search", SIGN_QUERY, "--no-llm", "-q"], home, HASH)
     assert quiet.returncode == 0 and quiet.stderr == ""

@@ -44,6 +44,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     taps = {t.name: t for t in registry.list_taps()}
     for line in result.notes:
         note(f"note: {printable(line)}")
+    if result.keyword_bound and result.hits:
+        note(f"note: {search.semantic_hint()}")
     if args.json or keys:
         emit_json([records.hit_record(h, taps, keys or records.HIT_FIELDS) for h in result.hits])
         if args.explain:
