@@ -249,8 +249,9 @@ def sync_dense(progress: Progress = None) -> Optional[DenseSync]:
     if found is None:
         return None
     meta, stored = found
+    tapped = {t.name for t in registry.list_taps()}  # a tap whose clone is missing stays
     current = {t.name: t.commit for t, _ in registry.present()}
-    removed = tuple(dense.drop_taps(path, sorted(n for n in stored if n not in current)))
+    removed = tuple(dense.drop_taps(path, sorted(n for n in stored if n not in tapped)))
     todo = sorted(n for n, c in current.items() if stored.get(n) != c)
     if not todo:
         return DenseSync(removed=removed, seconds=time.perf_counter() - t0)
