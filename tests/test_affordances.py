@@ -334,7 +334,12 @@ def test_an_ambiguous_name_lists_its_candidates_one_per_line() -> None:
     assert error_text(NotFoundError("no tap \x1b[2J", "fix")) == "no tap \\x1b[2J — fix"
 
 
-def test_the_demo_echoes_commands_that_work_when_typed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("provider, engine, commands", [("none", "bm25", 5), ("hash", "hybrid", 7)])
+def test_the_demo_echoes_commands_that_work_when_typed(
+    tmp_path: Path, provider: str, engine: str, commands: int
+) -> None:
+    """`make demo` with no embedder (keyword search, saying how to get more) and with one
+    (vectors built, the meaning query shown by both engines); each search names its engine."""
     import os
     import subprocess
 
@@ -345,6 +350,7 @@ def test_the_demo_echoes_commands_that_work_when_typed(tmp_path: Path) -> None:
     exe.chmod(0o755)
     home = tmp_path / "demo home"  # a space, so quoting matters
     env = {k: v for k, v in os.environ.items() if k != "BOOST_HOME"}
+    env["BOOST_EMBED_PROVIDER"] = provider  # never the real model: the suite's hash embedder
     demo = subprocess.run(
         ["bash", str(ROOT / "scripts" / "demo.sh"), str(exe), str(home)],
         env=env,
@@ -354,7 +360,12 @@ def test_the_demo_echoes_commands_that_work_when_typed(tmp_path: Path) -> None:
     )
     assert demo.returncode == 0, demo.stderr
     typed = [ln[2:] for ln in demo.stdout.splitlines() if ln.startswith("$ ")]
-    assert typed[0].startswith("export BOOST_HOME=") and len(typed) == 5
+    assert typed[0].startswith("export BOOST_HOME=") and len(typed) == commands
+    assert f"engine {engine}, 3 candidates" in demo.stderr
+    if provider == "none":
+        assert "# no embedder installed: these searches rank by keywords (BM25)" in demo.stdout
+    else:
+        assert "$ boost reindex --dense" in demo.stdout and "engine bm25, 3" in demo.stderr
     assert demo.stdout.rstrip().splitlines()[-2] == "  " + typed[0]  # how to stay in the demo home
     # Typed again in a fresh shell, after the export line (the tap itself is done already).
     script = "\n".join([typed[0], "boost taps", *typed[2:]])

@@ -31,6 +31,8 @@ LAZY_ALLOWED = {
     # The LLM client loads only when a search may rerank.
     ("boost_cli.core.search", "boost_cli.core.llm"),
     ("boost_cli.core.search", "boost_cli.core.rerank"),
+    # Only a keyword-bound search asks whether an embedder is there, for its hint.
+    ("boost_cli.core.search", "boost_cli.core.embed"),
     # tap/update/untap import the write paths; the engines load only when an index exists.
     ("boost_cli.core.indexing", "boost_cli.core.index"),
     ("boost_cli.core.indexing", "boost_cli.core.embed"),

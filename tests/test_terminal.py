@@ -46,7 +46,8 @@ BOOST = [sys.executable, "-m", "boost_cli"]
     "args, lines",
     [
         (["tap", "--catalog", "--list"], 2),
-        (["search", "--no-llm", "test my React app", "-n", "50"], 1),
+        # --engine bm25: the engine asked for, so no keyword-bound hint on stderr either
+        (["search", "--no-llm", "--engine", "bm25", "test my React app", "-n", "50"], 1),
     ],
 )
 def test_a_pipe_closed_early_exits_quietly(indexed_home: Path, args: List[str], lines: int) -> None:
@@ -67,7 +68,11 @@ def test_a_pipe_closed_early_exits_quietly(indexed_home: Path, args: List[str], 
 
 
 @pytest.mark.parametrize(
-    "args", [["tap", "--catalog", "--list"], ["search", "--no-llm", "test my React app"]]
+    "args",
+    [
+        ["tap", "--catalog", "--list"],
+        ["search", "--no-llm", "--engine", "bm25", "test my React app"],
+    ],
 )
 def test_a_reader_gone_before_the_first_write(indexed_home: Path, args: List[str]) -> None:
     """The reader closes the pipe before boost writes at all: the hardest case, every time."""

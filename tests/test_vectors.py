@@ -196,6 +196,9 @@ def test_export_refusals(
     repo: Path = setup["repo"]
     (repo / "new-rule.md").write_text("---\ndescription: a new rule\n---\nBody.\n")
     commit_all(repo, "add a rule")
+    # With an embedder, update and tap keep the store in step (test_dense_fresh.py): with
+    # none configured they leave it behind, which is what export must refuse.
+    monkeypatch.setenv("BOOST_EMBED_PROVIDER", "none")
     assert main(["update", "example"]) == 0
     capsys.readouterr()
     assert main(["vectors", "export", "example", out]) == 2

@@ -57,6 +57,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         line("rerank: claude CLI")
     else:
         line("rerank: off — set ANTHROPIC_API_KEY or install the claude CLI for LLM reranking")
+    sem = r["semantic"]
+    by = {"llm": "LLM expansion and rerank", "dense": "the vector store"}
+    if sem["by"]:
+        line(f"semantic search: on ({' and '.join(by[b] for b in sem['by'])})")
+    elif sem["hint"]:
+        line(f"semantic search: off (no LLM, no vector store) — {printable(sem['hint'])}")
+    else:
+        line("semantic search: off (no LLM; the vector store cannot answer: see dense)")
     line(
         f"gh: {'found' if r['gh_cli'] else 'not found (boost discover needs it: https://cli.github.com)'}"
     )

@@ -8,10 +8,11 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Sequence
 
-from boost_cli.commands.render import Status, emit_json, err, out, progress
+from boost_cli.commands.render import Status, emit_json, err, note, out, progress
 from boost_cli.core import indexing, registry
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import TapSnapshot
+from boost_cli.core.text import printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.index import TapSource
@@ -39,9 +40,15 @@ def cmd_reindex(args: argparse.Namespace) -> int:
             "bm25": report.to_dict(),
             "scan_seconds": round(report.seconds, 3),
         }
+        line.clear()
+        synced = None
         if args.dense:
-            line.clear()
             result["dense"] = _dense(args, registry.snapshots(), line)
+        else:
+            # An existing vector store follows the taps like the index (`sync_dense`).
+            synced = indexing.sync_dense(progress=progress("embedding", line))
+            if synced is not None:
+                result["dense_sync"] = synced.to_dict()
     total = time.perf_counter() - t0
     result["seconds"] = round(total, 3)
     if args.json:
@@ -55,6 +62,12 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     )
     if "dense" in result:
         out(_dense_line(result["dense"]))
+    if synced is not None:
+        if synced.changed:
+            out(synced.summary())
+        pending = synced.pending_note()
+        if pending:
+            note(f"note: {printable(pending)}")
     return 0
 
 

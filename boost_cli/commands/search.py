@@ -46,6 +46,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         note(f"note: {printable(line)}")
     wants_uri = args.explain or (keys is None or "uri" in keys)
     skills = skillmap.for_entries(h.entry for h in result.hits) if wants_uri else None
+    if result.keyword_bound and result.hits:
+        note(f"note: {search.semantic_hint()}")
     if args.json or keys:
         fields = keys or records.HIT_FIELDS
         emit_json([records.hit_record(h, taps, fields, skills) for h in result.hits])

@@ -123,16 +123,30 @@ def _warn_uncommitted(info: registry.TapInfo) -> None:
 
 
 def _refresh(quiet: bool = False) -> bool:
-    """Bring an existing search index up to date with the taps; False when there is none."""
+    """Bring an existing search index, and an existing vector store, up to date with the
+    taps; False when there is no search index."""
     with Status() as status:
         report = indexing.refresh(progress=progress("indexing", status))
-    if report is None:
-        return False
-    if report.built or report.removed:
+    if report is not None and (report.built or report.removed):
         changed = len(report.built) + len(report.removed)
         message = f"Search index refreshed ({changed} tap{'' if changed == 1 else 's'} redone in {report.seconds:.1f} s)"
         (err if quiet else out)(message)
-    return True
+    sync_vectors(quiet)
+    return report is not None
+
+
+def sync_vectors(quiet: bool = False) -> None:
+    """Keep an existing vector store in step with the taps (`indexing.sync_dense`) and say
+    what changed, or why some taps are left to BM25 until 'boost reindex --dense'."""
+    with Status() as status:
+        synced = indexing.sync_dense(progress=progress("embedding", status))
+    if synced is None:
+        return
+    if synced.changed:
+        (err if quiet else out)(synced.summary())
+    pending = synced.pending_note()
+    if pending:
+        note(f"note: {printable(pending)}")
 
 
 def _list_catalog(regs: List[Dict[str, Any]], args: argparse.Namespace) -> int:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import (
@@ -43,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 Progress = Optional[Callable[..., None]]
 DEFAULT_UNIT = "entry"
+REINDEX_DENSE = "run 'boost reindex --dense'"
 
 
 @contextlib.contextmanager
@@ -211,4 +214,122 @@ def _tap_hint(tap: str, source: str) -> str:
     return (
         f"{command}; the file says SOURCE is {source!r}, but anyone can write a vectors "
         "file: check that it is the registry you mean"
+    )
+
+
+# --------------------------------------------------------------------------- dense in step
+
+
+@dataclass(frozen=True)
+class DenseSync:
+    """What `sync_dense` did to an existing vector store: the taps (re-)embedded and
+    removed, how many texts went to the embedder (the rest came from its cache), and, when
+    some taps could not be embedded now, which (``pending``) and why (``reason``, with the
+    fix). A search leaves a pending tap to BM25 until a build embeds it."""
+
+    embedded: Tuple[str, ...] = ()
+    removed: Tuple[str, ...] = ()
+    pending: Tuple[str, ...] = ()
+    reason: Optional[str] = None
+    texts_sent: int = 0
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.embedded or self.removed)
+
+    def summary(self) -> str:
+        """One line for a person, e.g. ``Vector store refreshed (1 tap embedded, 1
+        removed; 3 new texts embedded in 0.4 s)``."""
+        parts = []
+        if self.embedded:
+            n = len(self.embedded)
+            parts.append(f"{n} tap{'' if n == 1 else 's'} embedded")
+        if self.removed:
+            n = len(self.removed)
+            parts.append(f"{n} tap{'' if n == 1 else 's'} removed")
+        texts = "text" if self.texts_sent == 1 else "texts"
+        return (
+            f"Vector store refreshed ({', '.join(parts)}; {self.texts_sent} new {texts}"
+            f" embedded in {self.seconds:.1f} s)"
+        )
+
+    def pending_note(self) -> Optional[str]:
+        """The note naming the taps left to BM25, or None when there are none."""
+        if not self.pending:
+            return None
+        return (
+            f"the vector store was not updated for {', '.join(self.pending[:5])}"
+            f"{' and more' if len(self.pending) > 5 else ''}, so searches rank with BM25"
+            f" until it is: {self.reason}"
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "embedded": list(self.embedded),
+            "removed": list(self.removed),
+            "pending": list(self.pending),
+            "reason": self.reason,
+            "sent": self.texts_sent,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def sync_dense(progress: Progress = None) -> Optional[DenseSync]:
+    """Bring an existing vector store in step with the taps, as `refresh` does the BM25
+    index: drop every tap no longer tapped at once, and embed every tap whose commit the
+    store does not hold (new, updated, repaired) with the store's own embedder and unit
+    (only texts its cache lacks are embedded). None when there is no store to keep.
+
+    Embedding happens only when the configured embedder is the store's and keeps text on
+    this machine (in process or a loopback server): a remote provider is sent text by
+    `boost reindex --dense` alone, which says first what goes where. Otherwise, or when the
+    provider fails, the taps stay ``pending`` with the reason and the fix."""
+    from boost_cli.core import dense, embed
+
+    t0 = time.perf_counter()
+    path = paths.vectors_path()
+    found = dense.stored_taps(path)
+    if found is None:
+        return None
+    meta, stored = found
+    tapped = {t.name for t in registry.list_taps()}  # a tap whose clone is missing stays
+    current = {t.name: t.commit for t, _ in registry.present()}
+    removed = tuple(dense.drop_taps(path, sorted(n for n in stored if n not in tapped)))
+    todo = sorted(n for n, c in current.items() if stored.get(n) != c)
+    if not todo:
+        return DenseSync(removed=removed, seconds=time.perf_counter() - t0)
+
+    def pending(reason: str) -> DenseSync:
+        return DenseSync(
+            removed=removed, pending=tuple(todo), reason=reason, seconds=time.perf_counter() - t0
+        )
+
+    embedder = embed.resolve_config(config.load(), os.environ)
+    if embedder is None:
+        return pending(f"{embed.NO_PROVIDER} — {embed.NO_PROVIDER_FIX}")
+    problem = dense.mismatch(meta, embedder, None) or embed.unusable_reason(embedder)
+    if problem:
+        return pending(f"{problem} — run 'boost reindex --dense'")
+    if embedder.is_remote:
+        return pending(
+            f"new texts would go to {embedder.provider} ({embedder.host}) — run "
+            "'boost reindex --dense' to send them"
+        )
+    unit = meta.get("unit") or DEFAULT_UNIT
+    with registry.held_snapshots(todo) as snaps:
+        try:
+            report = dense.build_dense(
+                snaps, config=embedder, unit=unit, progress=progress, only=[s.name for s in snaps]
+            )
+        except ProviderError as exc:
+            return pending(f"{exc.message} — {exc.fix or REINDEX_DENSE}")
+    left = tuple(n for n in todo if n not in report.taps_embedded)
+    return DenseSync(
+        embedded=report.taps_embedded,
+        removed=removed,
+        pending=left,
+        reason=None if not left else "their clones are missing — run 'boost doctor'",
+        texts_sent=report.texts_sent,
+        seconds=time.perf_counter() - t0,
     )

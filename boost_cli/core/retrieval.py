@@ -173,13 +173,32 @@ class BM25Retriever:
         return Retrieved(self.reader.query(k=k, kind=kind, taps=taps, weights=weights))
 
 
+class DenseStale(IndexUnavailable):
+    """The vector store lacks a tap of the query's scope at its tapped commit."""
+
+
 class DenseRetriever:
-    """Nearest neighbours in the vector store (`dense.DenseIndex`)."""
+    """Nearest neighbours in the vector store (`dense.DenseIndex`).
+
+    ``fresh`` — when given, the taps whose vectors are of the commit now tapped: the only
+    ones searched (a tap gone or embedded at another commit never answers); ``stale`` —
+    tapped taps the store lacks at their commit. With ``strict``, a query whose scope holds
+    a stale tap raises `DenseStale` instead (the hybrid then ranks with BM25 alone rather
+    than fuse a ranking that cannot see those taps)."""
 
     name = "dense"
 
-    def __init__(self, index: DenseIndex) -> None:
+    def __init__(
+        self,
+        index: DenseIndex,
+        fresh: Optional[Sequence[str]] = None,
+        stale: Sequence[str] = (),
+        strict: bool = False,
+    ) -> None:
         self.index = index
+        self.fresh = None if fresh is None else frozenset(fresh)
+        self.stale = tuple(sorted(stale))
+        self.strict = strict
 
     def query(
         self,
@@ -190,7 +209,18 @@ class DenseRetriever:
         keywords: Sequence[str] = (),
     ) -> Retrieved:
         text = with_keywords(text, keywords)
-        return Retrieved(self.index.query(text, k=k, kind=kind, taps=taps))
+        scope = list(taps) if taps else None
+        if self.strict:
+            missing = [t for t in self.stale if scope is None or t in scope]
+            if missing:
+                raise DenseStale(stale_note("the vector store", missing, REINDEX_DENSE))
+        if self.fresh is not None:
+            scope = sorted(
+                t for t in (scope if scope is not None else self.fresh) if t in self.fresh
+            )
+            if not scope:
+                return Retrieved([])
+        return Retrieved(self.index.query(text, k=k, kind=kind, taps=scope))
 
 
 class HybridRetriever:
@@ -411,15 +441,25 @@ def _dense(
         if status.exists:
             notes.append(f"dense retrieval skipped: {status.reason}")
         return None
-    stale = stale_taps(current, status.info.get("taps") or {}) if current is not None else []
-    if stale:
-        notes.append(stale_note("the vector store", stale, REINDEX_DENSE))
-    dense_r = DenseRetriever(index)
+    stored: Mapping[str, str] = status.info.get("taps") or {}
+    fresh: Optional[List[str]] = None
+    behind: List[str] = []
+    if current is not None:
+        # Only vectors of the commit now tapped answer; a tap the store lacks at its commit
+        # is named, and the hybrid leaves a query that covers it to BM25 (`DenseRetriever`).
+        fresh = sorted(n for n, c in stored.items() if current.get(n) == c)
+        behind = sorted(n for n, c in current.items() if stored.get(n) != c)
+        if len(fresh) == len(stored):
+            fresh = None  # every stored tap answers: no filter to pay for
+    if behind and engine == "dense":
+        notes.append(stale_note("the vector store", behind, REINDEX_DENSE))
     if engine == "dense":
+        dense_r = DenseRetriever(index, fresh, behind)
         return RetrieverChoice(dense_r, notes, {"dense": status.info})
     if bm25 is None:
         if engine == "hybrid":
             raise IndexUnavailable("hybrid search needs the BM25 index too", REINDEX)
         return None
+    dense_r = DenseRetriever(index, fresh, behind, strict=True)
     hybrid = HybridRetriever(bm25, dense_r, groups=bm25.reader.group_keys)
     return RetrieverChoice(hybrid, notes, {"dense": status.info})

@@ -9,13 +9,14 @@ Every stage degrades instead of failing, and says why in ``notes``/``diagnostics
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from boost_cli.core import expand, llm, registry, retrieval
-from boost_cli.core.errors import UsageError
+from boost_cli.core import config, expand, llm, paths, registry, retrieval
+from boost_cli.core.errors import ConfigError, UsageError
 from boost_cli.core.models import KINDS, Hit, TapSnapshot
 from boost_cli.core.text import clip
 from boost_cli.core.tokenize import tokenize
@@ -53,6 +54,32 @@ class SearchOutcome:
     engine: str
     notes: List[str] = field(default_factory=list)
     diagnostics: Dict[str, Any] = field(default_factory=dict)
+    # Ranked by the task's words alone: no vector store, no keywords (the caller's or an
+    # LLM's), no rerank, and the engine not chosen by the caller (`semantic_hint`).
+    keyword_bound: bool = False
+
+
+def semantic_fix() -> str:
+    """How to get a search that goes by meaning rather than words: the [local] extra (or
+    ``boost reindex --dense`` alone when an embedder is there already), or the caller's
+    own ``--keywords``. For `semantic_hint` and `boost doctor`."""
+    from boost_cli.core import embed
+
+    try:
+        embedder = embed.resolve_config(config.load(), os.environ)
+    except ConfigError:
+        embedder = None
+    how = (
+        "run 'boost reindex --dense'"
+        if embedder is not None
+        else "pip install 'boost-skill-cli[local]' and run 'boost reindex --dense'"
+    )
+    return f"for search by meaning {how}, or add --keywords with words a fitting skill would use"
+
+
+def semantic_hint() -> str:
+    """The note a keyword-bound search (`SearchOutcome.keyword_bound`) ends with."""
+    return f"ranked by your words alone (no LLM, no vector store) — {semantic_fix()}"
 
 
 def validate(opts: SearchOptions) -> None:
@@ -156,8 +183,19 @@ def run(
         )
     hits = _with_why(opts.query, keywords, hits[: opts.limit])
     timings["total_ms"] = _ms(t0)
+    bound = (
+        opts.engine is None
+        and choice.retriever.name in ("bm25", "lexical")
+        and not keywords
+        and rerank_status.get("status") != "ok"
+        and not paths.vectors_path().exists()  # a store that cannot answer says why itself
+    )
     return SearchOutcome(
-        hits=hits, engine=choice.retriever.name, notes=notes, diagnostics=diagnostics
+        hits=hits,
+        engine=choice.retriever.name,
+        notes=notes,
+        diagnostics=diagnostics,
+        keyword_bound=bound,
     )
 
 

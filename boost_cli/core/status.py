@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli import __version__
-from boost_cli.core import dense, embed, paths, registry, retrieval
+from boost_cli.core import dense, embed, paths, registry, retrieval, search
 from boost_cli.core.errors import BoostError, ConfigError, IndexUnavailable, os_fix
 
 
@@ -119,6 +119,16 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         "claude_cli": shutil.which("claude") is not None,
     }
     report["gh_cli"] = shutil.which("gh") is not None
+    # Search by meaning needs an LLM (expansion, rerank) or a vector store; without either
+    # a search ranks by the task's words alone. A hint, not a fix: keywords work.
+    by_meaning = [
+        *(["llm"] if report["llm"]["anthropic_api_key"] or report["llm"]["claude_cli"] else []),
+        *(["dense"] if report["dense"]["ready"] else []),
+    ]
+    report["semantic"] = {
+        "by": by_meaning,
+        "hint": None if by_meaning or report["dense"]["exists"] else search.semantic_fix(),
+    }
     report["fixes"] = fixes
     return report
 

@@ -11,7 +11,8 @@ The modules, bottom up (each imports only those above it in this list, and `core
 - `query` — `DenseIndex`: status, query, hits;
 - `vecfile` — reading a vectors file anyone may have written: header and rows checked,
   rows streamed;
-- `share` — one tap's vectors to a deterministic file and back (``boost vectors``).
+- `share` — one tap's vectors to a deterministic file and back (``boost vectors``);
+- `sync` — what a store holds, and dropping removed taps (the write paths keep it in step).
 
 Layout, parity rules and measurements: docs/dense.md. Everything public is re-exported
 here: ``from boost_cli.core.dense import DenseIndex``.
@@ -51,8 +52,10 @@ from boost_cli.core.dense.store import (
     FORMAT_VERSION,
     backend_status,
     forget_commits,
+    mismatch,
     store_bytes,
 )
+from boost_cli.core.dense.sync import drop_taps, stored_taps
 from boost_cli.core.dense.units import (
     ENTRY_BODY_CHARS,
     SNIPPET_CHARS,
@@ -92,10 +95,13 @@ __all__ = [
     "export_tap",
     "forget_commits",
     "import_vectors",
+    "drop_taps",
     "load_file",
+    "mismatch",
     "open_status",
     "read_header",
     "store_bytes",
     "stored_unit",
+    "stored_taps",
     "units_for",
 ]

@@ -1,0 +1,100 @@
+"""Issue 19: a search ranked by the task's words alone (no LLM, no vector store) says once,
+on stderr, how to get search by meaning; ``-q`` silences it; `boost doctor` says it too.
+
+Real `boost` subprocesses on an isolated BOOST_HOME with no LLM (no key, no `claude`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import pytest
+
+from tests.helpers import indexed_example, run_boost
+
+HINT = "note: ranked by your words alone (no LLM, no vector store) — for search by meaning "
+INSTALL = "pip install 'boost-skill-cli[local]' and run 'boost reindex --dense'"
+KEYWORDS = "or add --keywords with words a fitting skill would use"
+QUERY = "make my page usable for blind people"
+# No LLM: no key, and a PATH without `claude` (git stays reachable for the fixture).
+NO_LLM = {"ANTHROPIC_API_KEY": "", "BOOST_EMBED_PROVIDER": "none"}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return indexed_example(tmp_path_factory.mktemp("hint"))
+
+
+def no_claude_path(tmp: Path) -> str:
+    """PATH with only git and the Python running the tests: no `claude` anywhere on it."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in ("git",):
+        found = shutil.which(tool)
+        if found and not (bin_dir / tool).exists():
+            os.symlink(found, bin_dir / tool)
+    return str(bin_dir)
+
+
+def search(
+    home: Path, args: List[str], env: Optional[Dict[str, str]] = None
+) -> subprocess.CompletedProcess:
+    full = {**NO_LLM, "PATH": no_claude_path(home.parent), **(env or {})}
+    proc = run_boost(["search", *args], home, full)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_a_keyword_bound_search_says_once_how_to_search_by_meaning(home: Path) -> None:
+    proc = search(home, [QUERY, "-n", "3"])
+    assert proc.stderr.count("note: ranked by your words alone") == 1
+    assert f"{HINT}{INSTALL}, {KEYWORDS}\n" in proc.stderr
+    assert HINT not in proc.stdout  # the shortlist stays clean for a pipe
+    as_json = search(home, [QUERY, "-n", "3", "--json"])
+    assert json.loads(as_json.stdout) and as_json.stderr.count(HINT) == 1
+
+
+def test_with_an_embedder_there_the_hint_is_reindex_dense_alone(home: Path) -> None:
+    proc = search(home, [QUERY, "-n", "3"], {"BOOST_EMBED_PROVIDER": "hash"})
+    assert f"{HINT}run 'boost reindex --dense', {KEYWORDS}\n" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["-q"],  # quiet
+        ["--keywords", "accessibility, screen reader, WCAG"],  # the caller widened it
+        ["--engine", "bm25"],  # the caller chose the keyword engine
+    ],
+)
+def test_no_hint_when_quiet_widened_or_the_engine_was_chosen(home: Path, extra: List[str]) -> None:
+    proc = search(home, [QUERY, "-n", "3", *extra])
+    assert "ranked by your words alone" not in proc.stderr
+
+
+def test_no_hint_with_a_vector_store(home: Path, tmp_path: Path) -> None:
+    dense = tmp_path / "home"
+    shutil.copytree(home, dense, symlinks=True)
+    built = run_boost(["reindex", "--dense"], dense, {"BOOST_EMBED_PROVIDER": "hash"})
+    assert built.returncode == 0, built.stderr
+    proc = search(dense, [QUERY, "-n", "3"], {"BOOST_EMBED_PROVIDER": "hash"})
+    assert "ranked by your words alone" not in proc.stderr
+    doctor = run_boost(["doctor"], dense, {**NO_LLM, "BOOST_EMBED_PROVIDER": "hash"})
+    assert "semantic search: on (the vector store)" in doctor.stdout
+
+
+def test_doctor_says_it_too_as_a_hint_not_a_fix(home: Path) -> None:
+    env = {**NO_LLM, "PATH": no_claude_path(home.parent)}
+    doctor = run_boost(["doctor"], home, env)
+    assert (
+        f"semantic search: off (no LLM, no vector store) — for search by meaning {INSTALL}, "
+        f"{KEYWORDS}" in " ".join(doctor.stdout.split())
+    )
+    assert "fix:" not in doctor.stdout and doctor.returncode == 0
+    report = json.loads(run_boost(["doctor", "--json"], home, env).stdout)
+    assert report["semantic"]["by"] == [] and INSTALL in report["semantic"]["hint"]
