@@ -117,6 +117,7 @@ def test_parity_fields_and_the_store_identity() -> None:
         "tokenizer": "wordpiece-1+vocab:117eb712103ba9da",
         "max_tokens": "256",
         "pooling": "mean",
+        "products": "float32",
     }
     assert identity(tiny(), "entry") == {
         "provider": "local",
@@ -125,7 +126,7 @@ def test_parity_fields_and_the_store_identity() -> None:
         "unit": "entry",
         "normalisation": "l2",
         **PROVIDER.parity(tiny()),
-        "parity": "max_tokens,model_sha256,pooling,tokenizer",
+        "parity": "max_tokens,model_sha256,pooling,products,tokenizer",
     }
     assert PROVIDER.parity(tiny("nope")) == {} and PROVIDER.dimensions(tiny()) == 8
 
@@ -276,6 +277,56 @@ def test_onnxruntime_failing_on_a_batch_is_an_embed_failure(np: Any) -> None:
         "local model: onnxruntime failed on a batch (out of memory) — rerun with --debug and "
         "report it; --engine bm25 searches without it"
     )
+
+
+def test_workers_share_the_batches_and_keep_the_input_order(
+    np: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [f"find {'the ' * (i % 7)}skill {i} to test code" for i in range(40)]
+    monkeypatch.setattr(local, "BATCH_TEXTS", 3)  # 14 batches
+    one = local.LocalEmbedder(TINY, threads=1)
+    many = local.LocalEmbedder(TINY, threads=3)
+    assert (one.workers, many.workers) == (1, 3)
+    seen: List[int] = []
+    got = many.embed(texts, progress=lambda done, total: seen.append(done))
+    assert np.array_equal(got, one.embed(texts))  # bit-identical, in input order
+    assert seen == sorted(seen) and seen[-1] == 40 and len(seen) == 14
+    assert many.last is not None and many.last.padded_tokens >= many.last.tokens
+    assert local.LocalEmbedder(TINY, optimize=False, threads=3).workers == 1  # one query
+
+
+def test_a_bug_in_a_worker_is_raised_not_hidden(np: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "BATCH_TEXTS", 1)
+    embedder = local.LocalEmbedder(TINY, threads=2)
+    calls: List[int] = []
+
+    class Broken:
+        def run(self, *_: Any) -> None:
+            calls.append(1)
+            raise KeyError("a bug")
+
+    embedder._session = Broken()
+    with pytest.raises(KeyError, match="a bug"):
+        embedder.embed(["a", "b", "c", "d", "e", "f"])
+    assert len(calls) <= 2  # no worker takes another batch after a failure
+
+
+def test_a_model_run_with_int8_products(np: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = (FIXTURES / "tiny-int8.onnx").read_bytes()
+    quantised = replace(
+        TINY,
+        name="tiny-int8",
+        file=str(FIXTURES / "tiny-int8.onnx"),
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+    )
+    floats = local.LocalEmbedder(quantised)
+    ints = local.LocalEmbedder(replace(quantised, int8_products=True))
+    texts = ["find the skill", "write code, review code!", "pdfs testing agents"]
+    a, b = floats.embed(texts), ints.embed(texts)
+    cosines = (a * b).sum(axis=1)
+    assert cosines.min() > 0.99 and not np.array_equal(a, b)
+    assert replace(quantised, int8_products=True).parity()["products"] == "int8"
 
 
 # --------------------------------------------------------------------------- through the CLI

