@@ -101,6 +101,11 @@ def test_plan_groups_by_length_longest_first_within_both_caps() -> None:
     assert all(b == sorted(b, reverse=True) for b in widths)
 
 
+def test_batches_run_long_and_short_alternately() -> None:
+    assert local.interleaved([[1], [2], [3], [4], [5]]) == [[1], [5], [2], [4], [3]]
+    assert local.interleaved([[1], [2]]) == [[1], [2]] and local.interleaved([]) == []
+
+
 def test_the_real_models_pins() -> None:
     from tests.test_wordpiece import VOCAB, VOCAB_SHA256
 
