@@ -30,6 +30,7 @@ HIT_KEYS = frozenset(
         "ranks",
         "file",
         "url",
+        "flags",
     }
 )
 

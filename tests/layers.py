@@ -38,6 +38,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.stem",
             "boost_cli.core.bm25",
             "boost_cli.core.fusion",
+            "boost_cli.core.trust",
         ),
     ),
     (
@@ -48,6 +49,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.registry",
             "boost_cli.core.lookup",
             "boost_cli.core.discover",
+            "boost_cli.core.trust_scan",
         ),
     ),
     (

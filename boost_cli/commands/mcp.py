@@ -11,10 +11,20 @@ import functools
 import logging
 import re
 import sys
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from boost_cli.commands.render import err
-from boost_cli.core import discover, lookup, records, registry, retrieval, search, status
+from boost_cli.core import (
+    discover,
+    lookup,
+    records,
+    registry,
+    retrieval,
+    search,
+    status,
+    trust,
+    trust_scan,
+)
 from boost_cli.core.errors import BoostError
 from boost_cli.core.mcp import Handler, Registry, Server, ToolResult, log_to_stderr
 from boost_cli.core.models import KINDS
@@ -92,6 +102,19 @@ _HIT_SCHEMA = {
             "description": "TAP:NAMEs of byte-identical copies",
         },
         "path": {"type": "string", "description": "the file's path inside its tap"},
+        "flags": {
+            "type": "array",
+            "description": "trust findings by kind (boost_get_skill shows each one); empty: none",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string", "enum": list(trust.KINDS)},
+                    "severity": {"type": "string", "enum": list(trust.SEVERITIES)},
+                    "count": {"type": "integer"},
+                },
+                "required": ["kind", "severity", "count"],
+            },
+        },
     },
     "required": ["id", "name", "tap", "kind", "description", "score", "file", "url"],
 }
@@ -173,6 +196,12 @@ def _files_footer(found: lookup.Found) -> str:
     )
 
 
+def _warning(findings: Sequence[trust.Finding]) -> str:
+    """The trust warning block before a skill's text (so an agent reads it first)."""
+    lines = trust_scan.warning_lines(findings)
+    return "".join(f"> {line}\n" for line in lines) + ("\n" if lines else "")
+
+
 def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
     """boost's tools. ``engines`` keeps the indexes open between calls (one per server)."""
     reg = Registry()
@@ -207,10 +236,15 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         )
         result = search.run(opts, engines=engines)
         taps = {t.name: t for t in registry.list_taps()}
-        results = [records.mcp_record(h, taps) for h in result.hits]
+        view = trust_scan.View(taps)
+        results = [records.mcp_record(h, taps, view) for h in result.hits]
         lines: List[str] = []
         for i, r in enumerate(results, start=1):
-            lines.append(f"{i}. {r['id']} [{r['kind']}] — {r.get('why') or r['description']}")
+            mark = trust_scan.marker(r["flags"])
+            lines.append(
+                f"{i}. {r['id']} [{r['kind']}]{' ' + mark if mark else ''} — "
+                f"{r.get('why') or r['description']}"
+            )
             lines.append(f"   file: {r['file']}")
         if not results:
             lines.append(f"No matches for {opts.query!r}.")
@@ -259,15 +293,18 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
     def boost_get_skill(args: Dict[str, Any]) -> ToolResult:
         found = lookup.read(args["name"])
         entry = found.entry
+        findings = trust_scan.View({t.name: t for t in registry.list_taps()}).findings(entry)
         if args.get("file"):
             text = lookup.read_in_folder(found, args["file"])
             folder = lookup.folder_of(found)
             where = folder / args["file"] if folder else found.file
+            rel = f"{entry.rel_dir}/{args['file']}" if entry.rel_dir else args["file"]
+            warning = _warning([f for f in findings if f.file == rel])
             return ToolResult(
-                text=f"# {entry.qualified_name} [{entry.kind}] — file: {where}\n\n{text}"
+                text=f"{warning}# {entry.qualified_name} [{entry.kind}] — file: {where}\n\n{text}"
             )
         head = f"# {entry.qualified_name} [{entry.kind}] — file: {found.file}\n\n"
-        return ToolResult(text=head + found.text + _files_footer(found))
+        return ToolResult(text=_warning(findings) + head + found.text + _files_footer(found))
 
     @reg.tool(
         "boost_list_taps",

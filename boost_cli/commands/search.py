@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from boost_cli.commands.render import (
     BOLD,
@@ -23,7 +23,7 @@ from boost_cli.commands.render import (
     width,
     wrap,
 )
-from boost_cli.core import records, registry, search
+from boost_cli.core import records, registry, search, trust_scan
 from boost_cli.core.models import Hit
 from boost_cli.core.text import printable
 
@@ -44,12 +44,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     taps = {t.name: t for t in registry.list_taps()}
     for line in result.notes:
         note(f"note: {printable(line)}")
+    view = trust_scan.View(taps)
     if args.json or keys:
-        emit_json([records.hit_record(h, taps, keys or records.HIT_FIELDS) for h in result.hits])
+        emit_json(
+            [records.hit_record(h, taps, keys or records.HIT_FIELDS, view) for h in result.hits]
+        )
         if args.explain:
             err(json.dumps(result.diagnostics, indent=2))
     else:
-        render_hits(result.hits, " ".join([opts.query, *opts.keywords]), args.explain)
+        marks = {h.entry.id: trust_scan.marker(view.flags(h.entry)) for h in result.hits}
+        render_hits(result.hits, " ".join([opts.query, *opts.keywords]), args.explain, marks)
         if not result.hits:
             out(
                 f"No matches for {printable(repr(opts.query))}. Try other words, or "
@@ -66,9 +70,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 1 if args.exit_status and not result.hits else 0
 
 
-def render_hits(hits: Sequence[Hit], terms: str, explain: bool = False) -> None:
-    """The shortlist for a person: rank, ``tap:name``, kind and match on one line, then the
-    reason and the copies, wrapped to the terminal and indented under the name."""
+def render_hits(
+    hits: Sequence[Hit],
+    terms: str,
+    explain: bool = False,
+    marks: Optional[Mapping[str, str]] = None,
+) -> None:
+    """The shortlist for a person: rank, ``tap:name``, kind and match on one line (and the
+    trust marker of a flagged hit, ``marks`` by entry id), then the reason and the copies,
+    wrapped to the terminal and indented under the name."""
     columns = width()
     style = color_enabled(sys.stdout)
     best = max((h.score for h in hits), default=0.0)
@@ -76,6 +86,9 @@ def render_hits(hits: Sequence[Hit], terms: str, explain: bool = False) -> None:
     for rank, h in enumerate(hits, start=1):
         name = printable(h.entry.qualified_name)
         head = f"{rank:2d}. {name}  [{h.entry.kind}]  {match(h.score, best)}"
+        mark = (marks or {}).get(h.entry.id)
+        if mark:
+            head += f"  {mark}"
         for i, line in enumerate(wrap(head, indent, columns, first="")):
             out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if i == 0 else line)
         if h.why:

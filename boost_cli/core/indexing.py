@@ -98,6 +98,7 @@ def reindex(
     report = index.build(
         sources, force=force, force_taps=tuple(forced), progress=progress, workers=workers
     )
+    refresh_trust(sources)
     if redo:
         # The vector store may hold the same half-updated tree under the same commit: mark
         # those taps stale there too, so `reindex --dense` redoes them (from the cache).
@@ -106,6 +107,27 @@ def reindex(
         dense.forget_commits(paths.vectors_path(), sorted(redo))
     registry.clear_repaired(redo)
     return report
+
+
+def refresh_trust(sources: Sequence[Union[TapSource, TapSnapshot]]) -> List[str]:
+    """Scan and cache the trust findings of each tap in ``sources`` that has none at its
+    commit (a tap from before the scan existed, a cache someone deleted); the taps
+    scanned. A tap whose findings are cached costs one stat."""
+    from boost_cli.core import trust_scan
+
+    urls = {t.name: t.url for t in registry.list_taps()}
+    done = []
+    for s in sources:
+        if s.name not in urls or trust_scan.has_cache(s.name, s.commit):
+            continue
+        entries: Callable[[], Sequence[Any]] = (
+            (lambda s=s: s.entries)
+            if isinstance(s, TapSnapshot)
+            else (lambda s=s: s.load().entries)
+        )
+        if trust_scan.refresh(s.name, s.commit, Path(s.root), urls[s.name], entries):
+            done.append(s.name)
+    return done
 
 
 def indexed_commits() -> Dict[str, str]:

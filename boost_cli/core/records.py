@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from boost_cli.core import paths, registry
+from boost_cli.core import paths, registry, trust_scan
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import Hit
 from boost_cli.core.text import one_line
@@ -31,6 +31,7 @@ HIT_FIELDS = (
     "snippet",
     "also_in",
     "ranks",
+    "flags",
 )
 EXTRA_FIELDS = ("meta",)
 
@@ -80,18 +81,27 @@ def fields(spec: Optional[str]) -> List[str]:
 
 
 def hit_record(
-    hit: Hit, taps: Mapping[str, registry.TapInfo], keys: Sequence[str] = HIT_FIELDS
+    hit: Hit,
+    taps: Mapping[str, registry.TapInfo],
+    keys: Sequence[str] = HIT_FIELDS,
+    view: Optional[trust_scan.View] = None,
 ) -> Dict[str, Any]:
     """A hit as the stable JSON object of `boost search --json`: ``keys`` of the entry, its
-    score, why and snippet, ``file`` (the path on disk) and ``url`` (a browsable link)."""
+    score, why and snippet, ``file`` (the path on disk), ``url`` (a browsable link) and
+    ``flags`` (the trust findings, one ``{kind, severity, count}`` per kind; ``view``
+    reads each tap's findings once for a whole list)."""
     record = _full_record(hit, taps)
+    if "flags" in keys:  # read only when asked for: the findings live in their own cache
+        record["flags"] = (view or trust_scan.View(taps)).flags(hit.entry)
     return {k: record[k] for k in keys}
 
 
-def mcp_record(hit: Hit, taps: Mapping[str, registry.TapInfo]) -> Dict[str, Any]:
+def mcp_record(
+    hit: Hit, taps: Mapping[str, registry.TapInfo], view: Optional[trust_scan.View] = None
+) -> Dict[str, Any]:
     """`hit_record` cut to `MCP_FIELDS`; ``why`` is left out when it only repeats the
     description (the caller pays for every token it reads)."""
-    record = hit_record(hit, taps, MCP_FIELDS)
+    record = hit_record(hit, taps, MCP_FIELDS, view)
     if one_line(record["why"]) == one_line(record["description"]):
         del record["why"]
     return record

@@ -373,7 +373,7 @@ _REMOTE_RULES: Tuple[Tuple[str, str, re.Pattern], ...] = tuple(
         (
             "medium",
             "pipes a download into Invoke-Expression",
-            r"\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring)\b[^\n]*\|\s*"
+            r"\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring)\b[^\n]*\s\|\s*"
             r"(?:iex|invoke-expression)\b"
             r"|\b(?:iex|invoke-expression)\s*\(?\s*\(?\s*(?:new-object\s+(?:system\.)?net\.webclient\)?"
             r"\.downloadstring|iwr|irm|invoke-webrequest|invoke-restmethod)\b",
@@ -667,7 +667,7 @@ def lookalike(name: str, file: str, known: Iterable[str] = WELL_KNOWN) -> List[F
     known_set = {k.casefold() for k in known}
     shown = escape(clip(plain, EXCERPT_CHARS))
     folded = _folded(plain)
-    if folded not in known_set and not (plain.isascii() and plain.isalpha()):
+    if folded not in known_set:
         sk = skeleton(plain)
         for k in _skeletons(frozenset(known_set)).get(sk, ()):
             if folded != _folded(k):

@@ -17,17 +17,14 @@ entry, worst first), `View.flags` (the ``{kind, severity, count}`` summary of
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
-import os
-import stat
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from boost_cli.core import atomic, paths, trust
-from boost_cli.core.catalog import SKIP_DIRS, inside
 from boost_cli.core.models import MAX_FILE_BYTES, Entry
-from boost_cli.core.text import printable
 
 log = logging.getLogger(__name__)
 
@@ -50,47 +47,33 @@ class TapLike(Protocol):
 # --------------------------------------------------------------------------- one entry
 
 
-def siblings(root: Path, entry: Entry) -> List[Tuple[str, bool]]:
-    """The files beside a skill's SKILL.md (paths relative to the tap, each with whether
-    it is executable): the folder and its subfolders, by the scan's rules (no ``.git`` or
-    ``node_modules``, no symlinked folder, no symlink out of the tap), leaving out
-    subfolders that hold a SKILL.md of their own (other entries); at most `MAX_SIBLINGS`.
-    A rule or a workflow has none: its folder holds other entries."""
+def siblings(files: Sequence[str], entry: Entry) -> List[str]:
+    """The files beside a skill's SKILL.md among ``files`` (a tap's `catalog.tap_files`,
+    sorted): those in its folder and its subfolders, leaving out subfolders that hold a
+    SKILL.md of their own (other entries); at most `MAX_SIBLINGS`. A rule or a workflow
+    has none: its folder holds other entries."""
     if entry.kind != "skill":
         return []
-    root_real = os.path.realpath(root)
-    top = root / entry.rel_dir if entry.rel_dir else root
-    out: List[Tuple[str, bool]] = []
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        keep = []
-        for d in sorted(dirnames):
-            full = os.path.join(dirpath, d)
-            if d.casefold() in SKIP_DIRS or os.path.islink(full):
-                continue
-            if os.path.lexists(os.path.join(full, "SKILL.md")):
-                continue
-            keep.append(d)
-        dirnames[:] = keep
-        for f in sorted(filenames):
-            full = os.path.join(dirpath, f)
-            rel = Path(full).relative_to(root).as_posix()
-            if rel == entry.path:
-                continue
-            try:
-                rel.encode("utf-8")
-                mode = os.lstat(full).st_mode
-            except (UnicodeEncodeError, OSError):
-                continue
-            if stat.S_ISLNK(mode):
-                if not (inside(root_real, full) and os.path.isfile(full)):
-                    continue
-                mode = os.stat(full).st_mode
-            if not stat.S_ISREG(mode):
-                continue
-            out.append((rel, bool(mode & 0o111)))
-            if len(out) >= MAX_SIBLINGS:
-                return out
-    return out
+    prefix = f"{entry.rel_dir}/" if entry.rel_dir else ""
+    start = bisect.bisect_left(files, prefix)
+    inner = []
+    for rel in files[start:]:
+        if not rel.startswith(prefix):
+            break
+        if rel != entry.path:
+            inner.append(rel)
+    nested = {
+        r[: -len("SKILL.md")] for r in inner if r.endswith("/SKILL.md") or r == prefix + "SKILL.md"
+    }
+    out = [r for r in inner if not any(r.startswith(n) for n in nested)]
+    return out[:MAX_SIBLINGS]
+
+
+def _executable(path: Path) -> bool:
+    try:
+        return bool(path.stat().st_mode & 0o111)
+    except OSError:
+        return False
 
 
 def _read(path: Path) -> Optional[bytes]:
@@ -113,24 +96,28 @@ def entry_findings(
     entry: Entry,
     own: Sequence[str] = (),
     known: Iterable[str] = trust.WELL_KNOWN,
+    files: Optional[Sequence[str]] = None,
 ) -> Findings:
-    """Every finding of ``entry`` (a tap's entry, its folder at ``root``), worst first:
-    its name, its frontmatter, its defining file and the files beside it."""
+    """Every finding of ``entry`` (a tap's entry, the tap at ``root``), worst first: its
+    name, its frontmatter, its defining file and the files beside it (``files``: the
+    tap's `catalog.tap_files`, sorted; walked when not given)."""
     found: List[trust.Finding] = list(trust.lookalike(entry.name, entry.path, known))
     data = _read(root / entry.path)
     text = _text(data) if data is not None else None
     if text is not None:
         found += trust.powers(entry.meta, text, entry.path)
         found += trust.scan_text(text, entry.path, own)
+    if entry.kind == "skill" and files is None:
+        files = _files(root / entry.rel_dir if entry.rel_dir else root, entry.rel_dir)
     budget = MAX_SIBLING_BYTES
-    for rel, executable in siblings(root, entry):
+    for rel in siblings(files or (), entry):
         data = _read(root / rel) if budget > 0 else None
         if data is None:
-            if trust.is_script(rel, executable=executable):
+            if trust.is_script(rel, executable=_executable(root / rel)):
                 found.append(trust.script(rel))
             continue
         budget -= len(data)
-        if trust.is_script(rel, data[:2], executable):
+        if trust.is_script(rel, data[:2], _executable(root / rel)):
             found.append(trust.script(rel))
         text = _text(data)
         if text is not None:
@@ -138,15 +125,28 @@ def entry_findings(
     return tuple(sorted(found, key=trust.sort_key))
 
 
+def _files(folder: Path, rel_dir: str) -> List[str]:
+    """`catalog.tap_files` of one folder, as paths relative to the tap."""
+    from boost_cli.core import catalog
+
+    if not folder.is_dir():
+        return []
+    lead = f"{rel_dir}/" if rel_dir else ""
+    return sorted(lead + f for f in catalog.tap_files(folder))
+
+
 def scan_tap(
     root: Path, entries: Sequence[Entry], source_url: str, known: Iterable[str] = trust.WELL_KNOWN
 ) -> Dict[str, Findings]:
     """The findings of every entry of a tap (by path), entries without any left out."""
+    from boost_cli.core import catalog
+
     own = trust.own_hosts(source_url)
     known = frozenset(known)
+    files = sorted(catalog.tap_files(root)) if any(e.kind == "skill" for e in entries) else []
     out = {}
     for e in entries:
-        found = entry_findings(root, e, own, known)
+        found = entry_findings(root, e, own, known, files)
         if found:
             out[e.path] = found
     return out
@@ -263,12 +263,12 @@ class View:
 
 def where(f: trust.Finding) -> str:
     """``file:line`` (just ``file`` for a whole-file finding), escaped."""
-    return printable(f"{f.file}:{f.line}" if f.line else f.file)
+    return trust.escape(f"{f.file}:{f.line}" if f.line else f.file)
 
 
 def finding_line(f: trust.Finding) -> str:
     """One finding on one line: ``high secret SKILL.md:12 — detail — excerpt``."""
-    text = f"{f.severity} {f.kind} {where(f)} — {printable(f.detail)}"
+    text = f"{f.severity} {f.kind} {where(f)} — {trust.escape(f.detail)}"
     return text + (f" — {trust.escape(f.excerpt)}" if f.excerpt else "")
 
 
@@ -298,3 +298,42 @@ def warning_lines(findings: Sequence[trust.Finding], *, floor: str = "low") -> L
     if rest:
         lines.append("- also: " + ", ".join(f"{c['count']} {c['kind']}" for c in rest))
     return lines
+
+
+MARK_FLOOR = "medium"  # the severity from which a result line carries a marker
+
+
+def marker(flags: Sequence[Mapping[str, Any]]) -> str:
+    """The short marker of a flagged hit's result line, ``[! high: secret, powers]``: the
+    worst severity and the kinds at `MARK_FLOOR` or worse; '' when there are none."""
+    floor = trust.rank(MARK_FLOOR)
+    marked = [
+        f
+        for f in flags
+        if f.get("severity") in trust.SEVERITIES and trust.rank(f["severity"]) >= floor
+    ]
+    if not marked:
+        return ""
+    top = max(trust.rank(f["severity"]) for f in marked)
+    kinds = [str(f["kind"]) for f in marked]
+    shown = ", ".join(kinds[:3]) + (f" +{len(kinds) - 3}" if len(kinds) > 3 else "")
+    return f"[! {trust.SEVERITIES[top]}: {shown}]"
+
+
+# --------------------------------------------------------------------------- audit
+
+
+def audit_tap(tap: TapLike, entries: Sequence[Entry]) -> Dict[str, Findings]:
+    """Every finding of ``tap``'s ``entries`` (by path): the cached ones when the tap has
+    them at its commit, else a fresh scan (not cached: `boost audit` only reads)."""
+    found = cached(tap.name, tap.commit, tap.url)
+    if found is not None:
+        return found
+    return scan_tap(tap.root, entries, tap.url)
+
+
+def audit_line(tap: str, f: trust.Finding) -> str:
+    """One finding as `boost audit` prints it, compiler style:
+    ``tap:file:line: severity kind: detail — excerpt`` (all escaped)."""
+    text = f"{trust.escape(tap)}:{where(f)}: {f.severity} {f.kind}: {trust.escape(f.detail)}"
+    return text + (f" — {trust.escape(f.excerpt)}" if f.excerpt else "")
