@@ -108,9 +108,17 @@ _HIT_SCHEMA = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "kind": {"type": "string", "enum": list(trust.KINDS)},
-                    "severity": {"type": "string", "enum": list(trust.SEVERITIES)},
-                    "count": {"type": "integer"},
+                    "kind": {
+                        "type": "string",
+                        "enum": list(trust.KINDS),
+                        "description": "what was found (docs/security.md lists the rules)",
+                    },
+                    "severity": {
+                        "type": "string",
+                        "enum": list(trust.SEVERITIES),
+                        "description": "the worst finding of this kind",
+                    },
+                    "count": {"type": "integer", "description": "findings of this kind"},
                 },
                 "required": ["kind", "severity", "count"],
             },
