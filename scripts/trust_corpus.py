@@ -28,6 +28,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=23)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--min", default="low", choices=trust.SEVERITIES, help="sample floor")
+    ap.add_argument(
+        "--source",
+        default="https://github.com/corpus/registry",
+        help="the URL the registries count as theirs (the corpus taps are local copies of "
+        "GitHub repositories; '' for the taps' own sources)",
+    )
     args = ap.parse_args()
     per_rule: Counter = Counter()  # (kind, severity) -> entries
     per_kind: Counter = Counter()
@@ -38,7 +44,7 @@ def main() -> int:
         entries = registry.scan(tap).entries
         total += len(entries)
         t0 = time.perf_counter()
-        found = trust_scan.scan_tap(tap.root, entries, tap.url)
+        found = trust_scan.scan_tap(tap.root, entries, args.source or tap.url)
         timings.append((tap.name, len(entries), time.perf_counter() - t0))
         for path, fs in found.items():
             for kind, sev in {(f.kind, f.severity) for f in fs}:

@@ -10,8 +10,9 @@ Kinds (`KINDS`) and what each finds:
 - ``instructions``: text aimed at the model rather than the task ("ignore previous
   instructions", "do not tell the user", "you are now …", sending secrets somewhere). High
   when a human reader would not see it (an HTML comment, a Markdown comment, an element
-  styled hidden); low when it is quoted (in backticks, quotes or a code block: security
-  skills quote attacks to detect them); medium otherwise.
+  styled hidden); info when it is quoted (in backticks, quotes or a code block) or
+  discussed ("attempts to override system instructions"): on the corpus those are security
+  skills quoting the attacks they detect, never an attack; medium otherwise.
 - ``remote-code``: code fetched and run in one step (``curl … | sh``, ``iwr … | iex``,
   ``bash <(curl …)``, ``eval "$(curl …)"``): medium; a base64-decoded payload run by a
   shell: high.
@@ -261,7 +262,7 @@ _INSTRUCTION_RULES: Tuple[Tuple[str, Tuple[str, ...], re.Pattern], ...] = tuple(
             r"(?:this|these\s+instructions|what\s+you\s+(?:are|were)\s+(?:really\s+)?doing)\b"
             r"|\b(?:hide|conceal|keep)\s+(?:this|it|that|these\s+instructions|your\s+actions)\s+"
             r"(?:secret\s+|hidden\s+)?from\s+the\s+user\b"
-            r"|\bwithout\s+the\s+user(?:'s)?\s+(?:knowing|noticing|knowledge)\b",
+            r"|\bwithout\s+the\s+user\s+(?:knowing|noticing)\b",
         ),
         (
             "tells the model it is now someone else",
@@ -322,9 +323,9 @@ def instructions(text: str, file: str, low: Optional[str] = None) -> List[Findin
         if _within(hidden, start, end):
             severity, where = "high", " in text a reader does not see"
         elif _within(fenced, start, end) or _within(quoted, start, end):
-            severity, where = "low", " (quoted)"
+            severity, where = "info", " (quoted)"
         elif _DISCUSSED.search(low, max(start - 80, 0), start):
-            severity, where = "low", " (discussed)"
+            severity, where = "info", " (discussed)"
         else:
             severity, where = "medium", ""
         n = lines.number(start)
@@ -351,6 +352,8 @@ _REMOTE_WORDS = (
 _SHELLS = (
     r"(?:sudo\s+(?:-\w+\s+)*)?(?:ba|z|k|da|fi)?sh|python[23]?|node|perl|ruby|php|pwsh|powershell"
 )
+# What a fetch fetches: a URL, a variable, or a host name with a path (not ``http*``).
+_ADDRESS = r"(?:https?://\w|\$\{?\w|\b[\w-]+(?:\.[\w-]+)+/)"
 _REMOTE_RULES: Tuple[Tuple[str, str, re.Pattern], ...] = tuple(
     (severity, detail, re.compile(pattern, re.I))
     for severity, detail, pattern in (
@@ -368,7 +371,12 @@ _REMOTE_RULES: Tuple[Tuple[str, str, re.Pattern], ...] = tuple(
         (
             "medium",
             "pipes a download into a shell or an interpreter",
-            _FETCH + r"[^\n|;]*\|\s*(?:" + _SHELLS + r")\b(?!\s*-c\b)(?![\w-])",
+            _FETCH
+            + r"[^\n|;]*?"
+            + _ADDRESS
+            + r"[^\n|;]*\|\s*(?:"
+            + _SHELLS
+            + r")\b(?!\s*-c\b)(?![\w-])",
         ),
         (
             "medium",
@@ -771,6 +779,17 @@ _URL = re.compile(r"\bhttps?://([^\s/\"'<>()\[\]{}`\\]+)", re.I)
 _DOC_HOSTS = frozenset(
     {"example.com", "example.org", "example.net", "localhost", "127.0.0.1", "0.0.0.0"}
 )
+# Reserved for documentation (RFC 2606, RFC 6761): never a real destination.
+_DOC_SUFFIXES = (
+    ".example",
+    ".invalid",
+    ".test",
+    ".localhost",
+    ".local",
+    ".example.com",
+    ".example.org",
+    ".example.net",
+)
 GITHUB_HOSTS = (
     "github.com",
     "raw.githubusercontent.com",
@@ -799,11 +818,7 @@ def own_hosts(source_url: str) -> Tuple[str, ...]:
 
 
 def _outside(host: str, own: Sequence[str]) -> bool:
-    if (
-        not host
-        or host in _DOC_HOSTS
-        or host.endswith((".example", ".invalid", ".test", ".localhost", ".local"))
-    ):
+    if not host or host in _DOC_HOSTS or host.endswith(_DOC_SUFFIXES):
         return False
     if re.fullmatch(r"[\d.]+", host) and (host.startswith(("10.", "192.168.", "127."))):
         return False
