@@ -7,7 +7,7 @@ from typing import List
 
 import pytest
 
-from boost_cli.core import trust
+from boost_cli.core import trust, trust_names
 from boost_cli.core.trust import Finding
 
 
@@ -241,7 +241,7 @@ def test_hidden_text_near_misses(text: str) -> None:
     ],
 )
 def test_lookalike_names(name: str, severity: str) -> None:
-    found = trust.lookalike(name, "skills/x/SKILL.md")
+    found = trust_names.lookalike(name, "skills/x/SKILL.md")
     assert kinds(found) == [("lookalike", severity, 0)]
 
 
@@ -259,12 +259,12 @@ def test_lookalike_names(name: str, severity: str) -> None:
     ],
 )
 def test_lookalike_near_misses(name: str) -> None:
-    assert trust.lookalike(name, "SKILL.md") == []
+    assert trust_names.lookalike(name, "SKILL.md") == []
 
 
 def test_lookalike_checks_the_names_it_is_given() -> None:
-    assert trust.lookalike("team-dep1oy", "x", known=["team-deploy"])[0].severity == "high"
-    assert trust.lookalike("team-dep1oy", "x", known=["other"]) == []
+    assert trust_names.lookalike("team-dep1oy", "x", known=["team-deploy"])[0].severity == "high"
+    assert trust_names.lookalike("team-dep1oy", "x", known=["other"]) == []
 
 
 # --------------------------------------------------------------------------- powers

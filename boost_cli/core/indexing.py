@@ -120,14 +120,13 @@ def refresh_trust(sources: Sequence[Union[TapSource, TapSnapshot]]) -> List[str]
     for s in sources:
         if s.name not in urls or trust_scan.has_cache(s.name, s.commit):
             continue
-        entries: Callable[[], Sequence[Any]] = (
-            (lambda s=s: s.entries)
-            if isinstance(s, TapSnapshot)
-            else (lambda s=s: s.load().entries)
-        )
-        if trust_scan.refresh(s.name, s.commit, Path(s.root), urls[s.name], entries):
+        if trust_scan.refresh(s.name, s.commit, Path(s.root), urls[s.name], partial(_entries, s)):
             done.append(s.name)
     return done
+
+
+def _entries(source: Union[TapSource, TapSnapshot]) -> Sequence[Any]:
+    return source.entries if isinstance(source, TapSnapshot) else source.load().entries
 
 
 def indexed_commits() -> Dict[str, str]:

@@ -39,12 +39,22 @@ shows only its first and last characters.
 from __future__ import annotations
 
 import bisect
-import functools
 import math
 import re
+import sys
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
-from urllib.parse import urlsplit
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 from boost_cli.core.text import clip, printable
 
@@ -63,6 +73,38 @@ KINDS = (
 )
 EXCERPT_CHARS = 120
 MAX_FINDINGS_PER_FILE = 50  # a file with more says so in one more finding, no more
+
+
+class _Lazy:
+    """A regular expression compiled on first use: importing this module (every search
+    does, to read cached findings) compiles none of the rules' patterns."""
+
+    __slots__ = ("pattern", "flags", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags = pattern, flags
+        self._rx: Optional[re.Pattern] = None
+
+    @property
+    def rx(self) -> re.Pattern:
+        if self._rx is None:
+            self._rx = re.compile(self.pattern, self.flags)
+        return self._rx
+
+    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match]:
+        return self.rx.finditer(text, pos, endpos)
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Optional[re.Match]:
+        return self.rx.search(text, pos, endpos)
+
+    def match(self, text: str) -> Optional[re.Match]:
+        return self.rx.match(text)
+
+    def sub(self, repl: Callable[[re.Match], str], text: str) -> str:
+        return self.rx.sub(repl, text)
+
+
+_lazy = _Lazy
 
 
 @dataclass(frozen=True)
@@ -143,7 +185,7 @@ def sort_key(f: Finding) -> Tuple[int, str, int, str]:
 
 # --------------------------------------------------------------------------- excerpts
 
-_INVISIBLE = re.compile(
+_INVISIBLE = _lazy(
     "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
     "\U000e0000-\U000e007f]"
 )
@@ -190,15 +232,15 @@ class Lines:
 
 # --------------------------------------------------------------------------- contexts
 
-_HIDDEN_SPANS = re.compile(
+_HIDDEN_SPANS = _lazy(
     r"<!--.*?(?:-->|\Z)"  # an HTML comment (unterminated: to the end)
     r"|^[ \t]*\[(?://|comment)\]:[ \t]*(?:#|<>)[^\n]*"  # a Markdown comment
     r"|<(\w+)[^>\n]*?(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0"
     r"|\shidden(?:[\s=>/]))[^>]*>.*?</\1\s*>",  # an element styled hidden
     re.S | re.M | re.I,
 )
-_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
-_QUOTED = re.compile(r"`[^`\n]+`|\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|'[^'\n]{8,400}'")
+_FENCE = _lazy(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
+_QUOTED = _lazy(r"`[^`\n]+`|\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|'[^'\n]{8,400}'")
 
 
 def regions(low: str, anchors: Iterable[str], before: int, after: int) -> List[Tuple[int, int]]:
@@ -225,11 +267,11 @@ def regions(low: str, anchors: Iterable[str], before: int, after: int) -> List[T
     return merged
 
 
-def _matches(rule: re.Pattern, text: str, spans: Sequence[Tuple[int, int]]) -> List[re.Match]:
+def _matches(rule: _Lazy, text: str, spans: Sequence[Tuple[int, int]]) -> List[re.Match]:
     return [m for start, end in spans for m in rule.finditer(text, start, end)]
 
 
-def _spans(pattern: re.Pattern, text: str) -> List[Tuple[int, int]]:
+def _spans(pattern: _Lazy, text: str) -> List[Tuple[int, int]]:
     return [m.span() for m in pattern.finditer(text)]
 
 
@@ -242,8 +284,8 @@ def _within(spans: Sequence[Tuple[int, int]], start: int, end: int) -> bool:
 
 # Each rule runs only on text holding one of its words (lower case): a cheap `in` test
 # spares the regex on nearly every file.
-_INSTRUCTION_RULES: Tuple[Tuple[str, Tuple[str, ...], re.Pattern], ...] = tuple(
-    (detail, words, re.compile(pattern, re.I))
+_INSTRUCTION_RULES: Tuple[Tuple[str, Tuple[str, ...], _Lazy], ...] = tuple(
+    (detail, words, _lazy(pattern, re.I))
     for detail, words, pattern in (
         (
             "tells the model to drop its earlier instructions",
@@ -296,7 +338,7 @@ _INSTRUCTION_RULES: Tuple[Tuple[str, Tuple[str, ...], re.Pattern], ...] = tuple(
 
 
 # Words before a match that say the text talks about such instructions, not gives them.
-_DISCUSSED = re.compile(
+_DISCUSSED = _lazy(
     r"attempts?\b|tries\b|trying\b|try\s+to|attack|inject|detect|such\s+as|e\.g\.|example|"
     r"payload|malicious|adversarial|prevent|block|resist|jailbreak|crafted|phrases?\b|patterns?\b"
 )
@@ -354,8 +396,8 @@ _SHELLS = (
 )
 # What a fetch fetches: a URL, a variable, or a host name with a path (not ``http*``).
 _ADDRESS = r"(?:https?://\w|\$\{?\w|\b[\w-]+(?:\.[\w-]+)+/)"
-_REMOTE_RULES: Tuple[Tuple[str, str, re.Pattern], ...] = tuple(
-    (severity, detail, re.compile(pattern, re.I))
+_REMOTE_RULES: Tuple[Tuple[str, str, _Lazy], ...] = tuple(
+    (severity, detail, _lazy(pattern, re.I))
     for severity, detail, pattern in (
         (
             "high",
@@ -402,7 +444,7 @@ _REMOTE_RULES: Tuple[Tuple[str, str, re.Pattern], ...] = tuple(
 )
 
 _EXEC_EXT = r"(?:exe|msi|pkg|dmg|deb|rpm|appimage|apk|scr|bat|cmd|ps1|vbs|jar)"
-_DOWNLOAD = re.compile(
+_DOWNLOAD = _lazy(
     _FETCH + r"[^\n|;]*?https?://[^\s\"'<>)]+?\." + _EXEC_EXT + r"\b(?![\w.-])"
     r"|\b(?:curl|wget)\b[^\n;]*(?:&&|;)\s*chmod\s+(?:\+x|[0-7]*[1357]\b)",
     re.I,
@@ -439,8 +481,8 @@ def remote_code(text: str, file: str, low: Optional[str] = None) -> List[Finding
 # --------------------------------------------------------------------------- secrets
 
 # (what it is, literal prefixes one of which the text must hold, the token's pattern)
-_SECRET_RULES: Tuple[Tuple[str, Tuple[str, ...], re.Pattern], ...] = tuple(
-    (detail, prefixes, re.compile(pattern))
+_SECRET_RULES: Tuple[Tuple[str, Tuple[str, ...], _Lazy], ...] = tuple(
+    (detail, prefixes, _lazy(pattern))
     for detail, prefixes, pattern in (
         (
             "an AWS access key id",
@@ -473,11 +515,11 @@ _SECRET_RULES: Tuple[Tuple[str, Tuple[str, ...], re.Pattern], ...] = tuple(
         ("a SendGrid key", ("SG.",), r"\bSG\.[\w-]{22}\.[\w-]{43}\b"),
     )
 )
-_KEY_BLOCK = re.compile(
+_KEY_BLOCK = _lazy(
     r"-----BEGIN ((?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----[ \t]*\r?\n"
     r"((?:[ \t]*[A-Za-z0-9+/=:, -]*\r?\n){0,4}(?:[ \t]*[A-Za-z0-9+/=]{40,}\r?\n){2,})"
 )
-_PLACEHOLDER = re.compile(r"example|sample|dummy|fake|test|your|xxxx|0000|1234|abcd", re.I)
+_PLACEHOLDER = _lazy(r"example|sample|dummy|fake|test|your|xxxx|0000|1234|abcd", re.I)
 
 
 def _entropy(s: str) -> float:
@@ -523,13 +565,13 @@ def secrets(text: str, file: str) -> List[Finding]:
 
 # --------------------------------------------------------------------------- hidden text
 
-_HIDDEN_CHARS = re.compile(
+_HIDDEN_CHARS = _lazy(
     "[\U000e0000-\U000e007f]+|[\u202a-\u202e\u2066-\u2069]|[\u200b\u200c\u200d\u2060-\u2064\u180e\ufeff]"
 )
-_ANY_HIDDEN = re.compile(
+_ANY_HIDDEN = _lazy(
     "[\u180e\u200b-\u200d\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
 )
-_EMOJI_NEIGHBOUR = re.compile("[\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff\ufe0f]")
+_EMOJI_NEIGHBOUR = _lazy("[\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff\ufe0f]")
 
 
 def hidden_text(text: str, file: str) -> List[Finding]:
@@ -565,146 +607,9 @@ def _joins_emoji(text: str, i: int) -> bool:
     return bool(_EMOJI_NEIGHBOUR.match(before) and _EMOJI_NEIGHBOUR.match(after))
 
 
-# --------------------------------------------------------------------------- look-alike names
-
-# Names of skills people know by name (Anthropic's and the default registries' best known):
-# an entry elsewhere whose name reads as one of these, but is not it, is a look-alike.
-WELL_KNOWN = frozenset(
-    [
-        "algorithmic-art",
-        "brand-guidelines",
-        "canvas-design",
-        "doc-coauthoring",
-        "docx",
-        "frontend-design",
-        "internal-comms",
-        "mcp-builder",
-        "pdf",
-        "pptx",
-        "skill-creator",
-        "slack-gif-creator",
-        "theme-factory",
-        "web-artifacts-builder",
-        "webapp-testing",
-        "xlsx",
-        "brainstorming",
-        "dispatching-parallel-agents",
-        "executing-plans",
-        "finishing-a-development-branch",
-        "receiving-code-review",
-        "requesting-code-review",
-        "subagent-driven-development",
-        "systematic-debugging",
-        "test-driven-development",
-        "using-git-worktrees",
-        "using-superpowers",
-        "verification-before-completion",
-        "writing-plans",
-        "writing-skills",
-        "code-review",
-        "commit",
-        "commit-commands",
-        "feature-dev",
-        "frontend-design",
-        "hookify",
-        "plugin-dev",
-        "pr-review-toolkit",
-        "security-guidance",
-        "agent-sdk-dev",
-        "claude-md-management",
-        "code-simplifier",
-        "playwright",
-        "github",
-    ]
-)
-# Characters that read as a Latin letter (Cyrillic, Greek, fullwidth, and ASCII swaps).
-_CONFUSABLE = {
-    **dict(zip("аеорсухіјѕԁԛԝһӏ", "aeopcyxijsdqwhl")),
-    **dict(zip("АВЕКМНОРСТХІЈЅ", "abekmhopctxijs")),
-    **dict(zip("αβεικνορτυχ", "abeiknoptux")),
-    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "abezhikmnoptyx")),
-    "0": "o",
-    "1": "l",
-    "|": "l",
-    "ı": "i",
-    "ɡ": "g",
-    "ⅼ": "l",
-}
-_FULLWIDTH = {chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}
-
-
-def skeleton(name: str) -> str:
-    """``name`` as it reads: confusable characters as the Latin letter they look like,
-    case folded, ``_`` and spaces as ``-``, ``rn`` as ``m``."""
-    out = "".join(_CONFUSABLE.get(ch, _FULLWIDTH.get(ch, ch)) for ch in name)
-    out = re.sub(r"[\s_]+", "-", out.casefold().strip())
-    return out.replace("rn", "m")
-
-
-def _folded(name: str) -> str:
-    return re.sub(r"[\s_]+", "-", name.casefold().strip())
-
-
-@functools.lru_cache(maxsize=8)
-def _skeletons(known: FrozenSet[str]) -> Dict[str, Tuple[str, ...]]:
-    out: Dict[str, List[str]] = {}
-    for k in sorted(known):
-        out.setdefault(skeleton(k), []).append(k)
-    return {sk: tuple(ks) for sk, ks in out.items()}
-
-
-def _script(ch: str) -> Optional[str]:
-    o = ord(ch)
-    if ch.isascii():
-        return "latin" if ch.isalpha() else None
-    if 0x0400 <= o <= 0x052F:
-        return "cyrillic"
-    if 0x0370 <= o <= 0x03FF:
-        return "greek"
-    if 0x00C0 <= o <= 0x024F:
-        return "latin"
-    return "other" if ch.isalpha() else None
-
-
-def lookalike(name: str, file: str, known: Iterable[str] = WELL_KNOWN) -> List[Finding]:
-    """A name that reads as a well-known name without being it (high), or a word that
-    mixes Latin letters with Cyrillic or Greek ones (medium)."""
-    plain = name.strip()
-    if not plain:
-        return []
-    known_set = {k.casefold() for k in known}
-    shown = escape(clip(plain, EXCERPT_CHARS))
-    folded = _folded(plain)
-    if folded not in known_set:
-        sk = skeleton(plain)
-        for k in _skeletons(frozenset(known_set)).get(sk, ()):
-            if folded != _folded(k):
-                return [
-                    Finding(
-                        "lookalike",
-                        "high",
-                        file,
-                        0,
-                        f"the name reads as {k!r} but is not it",
-                        shown,
-                    )
-                ]
-    if plain.isascii():
-        return []
-    for word in re.split(r"[\s\-_./:]+", plain):
-        scripts = {s for s in map(_script, word) if s}
-        if "latin" in scripts and scripts & {"cyrillic", "greek"}:
-            return [
-                Finding(
-                    "lookalike", "medium", file, 0, "the name mixes Latin with other letters", shown
-                )
-            ]
-    return []
-
-
 # --------------------------------------------------------------------------- powers
 
-_SHELL_TOOLS = re.compile(
+_SHELL_TOOLS = _lazy(
     r"^(?:bash|shell|sh|zsh|powershell|pwsh|terminal|run_terminal_cmd|execute|exec)\b", re.I
 )
 
@@ -775,7 +680,7 @@ def powers(meta: Mapping[str, Any], text: str, file: str) -> List[Finding]:
 
 # --------------------------------------------------------------------------- urls
 
-_URL = re.compile(r"\bhttps?://([^\s/\"'<>()\[\]{}`\\]+)", re.I)
+_URL = _lazy(r"\bhttps?://([^\s/\"'<>()\[\]{}`\\]+)", re.I)
 _DOC_HOSTS = frozenset(
     {"example.com", "example.org", "example.net", "localhost", "127.0.0.1", "0.0.0.0"}
 )
@@ -800,6 +705,8 @@ GITHUB_HOSTS = (
 
 def host_of(url: str) -> str:
     """The lower-case host of ``url`` ('' when it has none)."""
+    from urllib.parse import urlsplit
+
     try:
         return (urlsplit(url).hostname or "").lower()
     except ValueError:

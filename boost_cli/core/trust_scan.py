@@ -23,7 +23,7 @@ import logging
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
 
-from boost_cli.core import atomic, paths, trust
+from boost_cli.core import atomic, paths, trust, trust_names
 from boost_cli.core.models import MAX_FILE_BYTES, Entry
 
 log = logging.getLogger(__name__)
@@ -36,9 +36,14 @@ Findings = Tuple[trust.Finding, ...]
 class TapLike(Protocol):
     """What the trust scan needs of a tap (`registry.TapInfo` is one)."""
 
-    name: str
-    commit: str
-    url: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def commit(self) -> str: ...
+
+    @property
+    def url(self) -> str: ...
 
     @property
     def root(self) -> Path: ...
@@ -95,13 +100,13 @@ def entry_findings(
     root: Path,
     entry: Entry,
     own: Sequence[str] = (),
-    known: Iterable[str] = trust.WELL_KNOWN,
+    known: Iterable[str] = trust_names.WELL_KNOWN,
     files: Optional[Sequence[str]] = None,
 ) -> Findings:
     """Every finding of ``entry`` (a tap's entry, the tap at ``root``), worst first: its
     name, its frontmatter, its defining file and the files beside it (``files``: the
     tap's `catalog.tap_files`, sorted; walked when not given)."""
-    found: List[trust.Finding] = list(trust.lookalike(entry.name, entry.path, known))
+    found: List[trust.Finding] = list(trust_names.lookalike(entry.name, entry.path, known))
     data = _read(root / entry.path)
     text = _text(data) if data is not None else None
     if text is not None:
@@ -136,7 +141,10 @@ def _files(folder: Path, rel_dir: str) -> List[str]:
 
 
 def scan_tap(
-    root: Path, entries: Sequence[Entry], source_url: str, known: Iterable[str] = trust.WELL_KNOWN
+    root: Path,
+    entries: Sequence[Entry],
+    source_url: str,
+    known: Iterable[str] = trust_names.WELL_KNOWN,
 ) -> Dict[str, Findings]:
     """The findings of every entry of a tap (by path), entries without any left out."""
     from boost_cli.core import catalog
@@ -191,9 +199,10 @@ def drop(tap: str, keep: Optional[Path] = None) -> None:
                 continue
 
 
-def cached(tap: str, commit: str, source_url: str) -> Optional[Dict[str, Findings]]:
-    """The cached findings of ``tap`` at ``commit``, or None when there are none (or they
-    are not what a scan of a registry from ``source_url`` could have made)."""
+def _rows(tap: str, commit: str, source_url: str) -> Optional[Dict[str, Any]]:
+    """The cached rows of ``tap`` at ``commit`` by entry path (unchecked rows), or None
+    when there is no cache or it is not what a scan of a registry from ``source_url``
+    could have made."""
     try:
         data = json.loads(cache_path(tap, commit).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -206,13 +215,24 @@ def cached(tap: str, commit: str, source_url: str) -> Optional[Dict[str, Finding
         and isinstance(data.get("entries"), dict)
     ):
         return None
-    out: Dict[str, Findings] = {}
-    for path, rows in data["entries"].items():
-        if isinstance(path, str) and isinstance(rows, list):
-            found = tuple(f for f in map(trust.Finding.from_row, rows) if f is not None)
-            if found:
-                out[path] = found
-    return out
+    entries: Dict[str, Any] = data["entries"]
+    return entries
+
+
+def _findings(rows: Any) -> Findings:
+    """Cached rows as findings: a row `trust.Finding.from_row` refuses is dropped."""
+    if not isinstance(rows, list):
+        return ()
+    return tuple(f for f in map(trust.Finding.from_row, rows) if f is not None)
+
+
+def cached(tap: str, commit: str, source_url: str) -> Optional[Dict[str, Findings]]:
+    """The cached findings of ``tap`` at ``commit`` by entry path, or None (see `_rows`)."""
+    rows = _rows(tap, commit, source_url)
+    if rows is None:
+        return None
+    out = {p: _findings(r) for p, r in rows.items() if isinstance(p, str)}
+    return {p: fs for p, fs in out.items() if fs}
 
 
 def refresh(
@@ -235,19 +255,19 @@ class View:
 
     def __init__(self, taps: Mapping[str, TapLike]) -> None:
         self.taps = taps
-        self._loaded: Dict[str, Optional[Dict[str, Findings]]] = {}
+        self._loaded: Dict[str, Optional[Dict[str, Any]]] = {}
 
-    def _tap(self, name: str) -> Optional[Dict[str, Findings]]:
+    def _tap(self, name: str) -> Optional[Dict[str, Any]]:
         if name not in self._loaded:
             tap = self.taps.get(name)
-            self._loaded[name] = cached(name, tap.commit, tap.url) if tap is not None else None
+            self._loaded[name] = _rows(name, tap.commit, tap.url) if tap is not None else None
         return self._loaded[name]
 
     def findings(self, entry: Entry) -> Findings:
         """Every finding of ``entry``, worst first (none for a tap boost does not know)."""
-        hit = self._tap(entry.tap)
-        if hit is not None:
-            return hit.get(entry.path, ())
+        rows = self._tap(entry.tap)
+        if rows is not None:
+            return _findings(rows.get(entry.path))
         tap = self.taps.get(entry.tap)
         if tap is None:
             return ()
