@@ -773,7 +773,6 @@ SCRIPT_SUFFIXES = (
     ".cmd",
     ".vbs",
     ".exe",
-    ".bin",
 )
 
 
