@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -37,15 +38,15 @@ def main() -> int:
     args = ap.parse_args()
     per_rule: Counter = Counter()  # (kind, severity) -> entries
     per_kind: Counter = Counter()
-    timings: List[Tuple[str, int, float]] = []
+    timings: List[Tuple[str, int, float, float]] = []
     flagged: List[Tuple[str, str, trust_scan.Findings]] = []
     total = 0
     for tap in registry.list_taps():
         entries = registry.scan(tap).entries
         total += len(entries)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         found = trust_scan.scan_tap(tap.root, entries, args.source or tap.url)
-        timings.append((tap.name, len(entries), time.perf_counter() - t0))
+        timings.append((tap.name, len(entries), time.perf_counter() - t0, time.process_time() - c0))
         for path, fs in found.items():
             for kind, sev in {(f.kind, f.severity) for f in fs}:
                 per_rule[(kind, sev)] += 1
@@ -73,7 +74,11 @@ def main() -> int:
         "flagged_any": len(flagged),
         "per_rule": {f"{k}/{s}": n for (k, s), n in sorted(per_rule.items())},
         "per_kind": dict(sorted(per_kind.items())),
-        "timings": [{"tap": n, "entries": e, "seconds": round(s, 3)} for n, e, s in timings],
+        "load": [round(x, 2) for x in os.getloadavg()],
+        "timings": [
+            {"tap": n, "entries": e, "seconds": round(s, 3), "cpu_seconds": round(c, 3)}
+            for n, e, s, c in timings
+        ],
         "sample": [
             {
                 "tap": t,
@@ -91,9 +96,13 @@ def main() -> int:
     print(f"{total} entries, {len(flagged)} with any finding")
     for k, n in report["per_rule"].items():
         print(f"  {k:28} {n:6d}")
-    print("scan seconds per tap:")
+    print(f"scan seconds per tap, wall and CPU (load {report['load']}):")
     for t in report["timings"]:
-        print(f"  {t['tap']:44} {t['entries']:6d} {t['seconds']:8.3f}")
+        print(f"  {t['tap']:44} {t['entries']:6d} {t['seconds']:8.3f} {t['cpu_seconds']:8.3f}")
+    print(
+        f"  {'total':44} {total:6d} {sum(t[2] for t in timings):8.3f} "
+        f"{sum(t[3] for t in timings):8.3f}"
+    )
     print(f"sample of {len(sample)} (floor {args.min}):")
     for i, s in enumerate(report["sample"], 1):
         print(f"[{i}] {s['tap']}:{s['path']}")

@@ -115,7 +115,8 @@ def _search(home: Path, *args: str) -> List[Dict[str, Any]]:
 
 def test_the_scan_is_cached_per_commit_at_tap_time(home: Path) -> None:
     names = sorted(p.name for p in (home / "cache" / "trust").iterdir())
-    assert len(names) == 2 and names[0].startswith("clean@") and names[1].startswith("hostile@")
+    assert [n.split("@")[0] for n in names] == ["clean", "clean", "hostile", "hostile"]
+    assert [n.split(".", 1)[1] for n in names] == ["v1.flags.json", "v1.json"] * 2
 
 
 def test_search_json_flags_every_hit_one_rule_each(home: Path) -> None:
@@ -283,7 +284,7 @@ def test_findings_are_filled_in_by_reindex_when_missing(home: Path, tmp_path: Pa
     assert not (copy / "cache" / "trust").exists()  # a search writes nothing
     r = run_boost(["reindex"], copy)
     assert r.returncode == 0, r.stderr
-    assert len(os.listdir(copy / "cache" / "trust")) == 2
+    assert len(os.listdir(copy / "cache" / "trust")) == 4
 
 
 def test_update_rescans_and_untap_forgets(tmp_path: Path) -> None:
@@ -299,7 +300,10 @@ def test_update_rescans_and_untap_forgets(tmp_path: Path) -> None:
     commit = commit_all(src)
     r = run_boost(["update", "t"], home)
     assert r.returncode == 0, r.stderr
-    assert [p.name for p in (home / "cache" / "trust").iterdir()] == [f"t@{commit}.v1.json"]
+    assert sorted(p.name for p in (home / "cache" / "trust").iterdir()) == [
+        f"t@{commit}.v1.flags.json",
+        f"t@{commit}.v1.json",
+    ]
     flags = json.loads(run_boost(["show", "t:a", "--json"], home).stdout)["flags"]
     assert flags == [{"kind": "remote-code", "severity": "medium", "count": 1}]
     assert run_boost(["untap", "t"], home).returncode == 0

@@ -121,6 +121,20 @@ def test_a_tampered_cache_is_never_shown_raw(tmp_path: Path) -> None:
     assert trust_scan.cached("t", "c", "/r") is None
 
 
+def test_flags_come_from_the_summary_and_a_bad_one_falls_back(tmp_path: Path) -> None:
+    f = Finding("powers", "medium", "s/SKILL.md", 2, "allowed-tools grants Bash", "Bash")
+    trust_scan.store("t", "c", "/r", {"s/SKILL.md": (f, f)})
+    summary = json.loads(trust_scan.flags_path("t", "c").read_text())
+    assert summary["entries"] == {"s/SKILL.md": "powers:medium:2"}
+    tap = Tap("t", "c", "/r", tmp_path)
+    flags = [{"kind": "powers", "severity": "medium", "count": 2}]
+    assert trust_scan.View({"t": tap}).flags(_skill("s/SKILL.md")) == flags
+    summary["entries"]["s/SKILL.md"] = "powers:medium:2,evil\x1b:high:1"
+    trust_scan.flags_path("t", "c").write_text(json.dumps(summary))
+    assert trust_scan.View({"t": tap}).flags(_skill("s/SKILL.md")) == flags  # from the rows
+    assert trust_scan.View({"t": tap}).flags(_skill("other/SKILL.md")) == []
+
+
 def test_a_tap_without_a_cache_is_scanned_live_and_nothing_written(tmp_path: Path) -> None:
     root = _tree(tmp_path / "tap", {"s/SKILL.md": SKILL.format(name="s", body="x\u202ey")})
     view = trust_scan.View({"t": Tap("t", "c", "/r", root)})

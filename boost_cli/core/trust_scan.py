@@ -168,55 +168,98 @@ def cache_path(tap: str, commit: str) -> Path:
 
 
 def has_cache(tap: str, commit: str) -> bool:
-    """Whether findings of ``tap`` at ``commit`` are cached (a stat, no read)."""
-    return cache_path(tap, commit).is_file()
+    """Whether findings of ``tap`` at ``commit`` and their summary are cached (stats, no
+    read)."""
+    return cache_path(tap, commit).is_file() and flags_path(tap, commit).is_file()
 
 
-def store(tap: str, commit: str, source_url: str, findings: Mapping[str, Findings]) -> None:
-    """Cache ``findings`` as those of ``tap`` at ``commit`` (dropping older commits')."""
-    data = {
+def flags_path(tap: str, commit: str) -> Path:
+    """The summary beside the findings: what a search reads (a few kilobytes a tap)."""
+    return paths.trust_cache_dir() / f"{tap}@{commit}.v{trust.VERSION}.flags.json"
+
+
+def _header(tap: str, commit: str, source_url: str) -> Dict[str, Any]:
+    return {
         "version": trust.VERSION,
         "tap": tap,
         "commit": commit,
         "hosts": list(trust.own_hosts(source_url)),
-        "entries": {p: [f.to_row() for f in fs] for p, fs in sorted(findings.items())},
     }
+
+
+def _flags_text(findings: Findings) -> str:
+    """`trust.summary` as one string, ``kind:severity:count,…``: a search parses the
+    strings of its hits only."""
+    return ",".join(f"{c['kind']}:{c['severity']}:{c['count']}" for c in trust.summary(findings))
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def store(tap: str, commit: str, source_url: str, findings: Mapping[str, Findings]) -> None:
+    """Cache ``findings`` as those of ``tap`` at ``commit``, and their summary (dropping
+    older commits'). The summary is written first: the findings' file, whose presence
+    `has_cache` tests, implies it."""
+    head = _header(tap, commit, source_url)
+    ordered = sorted(findings.items())
+    summary = {**head, "entries": {p: _flags_text(fs) for p, fs in ordered}}
+    full = {**head, "entries": {p: [f.to_row() for f in fs] for p, fs in ordered}}
+    atomic.write_text(flags_path(tap, commit), _compact(summary))
     target = cache_path(tap, commit)
-    atomic.write_text(target, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-    drop(tap, keep=target)
+    atomic.write_text(target, _compact(full))
+    drop(tap, keep=(target, flags_path(tap, commit)))
 
 
-def drop(tap: str, keep: Optional[Path] = None) -> None:
-    """Forget the cached findings of ``tap`` (all but ``keep``)."""
+def drop(tap: str, keep: Sequence[Path] = ()) -> None:
+    """Forget the cached findings of ``tap`` (all but the files in ``keep``)."""
     folder = paths.trust_cache_dir()
     if not folder.is_dir():
         return
     for old in folder.glob(f"{tap}@*.json"):
-        if old != keep and old.name.startswith(f"{tap}@"):
+        if old not in keep and old.name.startswith(f"{tap}@"):
             try:
                 old.unlink()
             except FileNotFoundError:
                 continue
 
 
-def _rows(tap: str, commit: str, source_url: str) -> Optional[Dict[str, Any]]:
-    """The cached rows of ``tap`` at ``commit`` by entry path (unchecked rows), or None
-    when there is no cache or it is not what a scan of a registry from ``source_url``
-    could have made."""
+def _load(path: Path, tap: str, commit: str, source_url: str) -> Optional[Dict[str, Any]]:
+    """The ``entries`` of a cache file, or None when there is none or it is not what a
+    scan of ``tap`` at ``commit`` from ``source_url`` could have made."""
     try:
-        data = json.loads(cache_path(tap, commit).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not (
         isinstance(data, dict)
-        and data.get("version") == trust.VERSION
-        and data.get("commit") == commit
-        and data.get("hosts") == list(trust.own_hosts(source_url))
+        and {k: data.get(k) for k in ("version", "tap", "commit", "hosts")}
+        == _header(tap, commit, source_url)
         and isinstance(data.get("entries"), dict)
     ):
         return None
     entries: Dict[str, Any] = data["entries"]
     return entries
+
+
+def _flags(text: Any) -> Optional[List[Dict[str, Any]]]:
+    """A summary string back as ``flags``; None when it is not one `_flags_text` makes."""
+    if not isinstance(text, str):
+        return None
+    out: List[Dict[str, Any]] = []
+    for part in filter(None, text.split(",")):
+        kind, _, rest = part.partition(":")
+        severity, _, count = rest.partition(":")
+        if kind not in trust.KINDS or severity not in trust.SEVERITIES or not count.isdigit():
+            return None
+        out.append({"kind": kind, "severity": severity, "count": int(count)})
+    return out
+
+
+def _rows(tap: str, commit: str, source_url: str) -> Optional[Dict[str, Any]]:
+    """The cached rows of ``tap`` at ``commit`` by entry path (unchecked rows), or None
+    (see `_load`)."""
+    return _load(cache_path(tap, commit), tap, commit, source_url)
 
 
 def _findings(rows: Any) -> Findings:
@@ -256,6 +299,7 @@ class View:
     def __init__(self, taps: Mapping[str, TapLike]) -> None:
         self.taps = taps
         self._loaded: Dict[str, Optional[Dict[str, Any]]] = {}
+        self._summaries: Dict[str, Optional[Dict[str, Any]]] = {}
 
     def _tap(self, name: str) -> Optional[Dict[str, Any]]:
         if name not in self._loaded:
@@ -274,7 +318,19 @@ class View:
         return entry_findings(tap.root, entry, trust.own_hosts(tap.url))
 
     def flags(self, entry: Entry) -> List[Dict[str, Any]]:
-        """The ``flags`` of a hit: `trust.summary` of its findings."""
+        """The ``flags`` of a hit: `trust.summary` of its findings, from the tap's summary
+        file when it has one (a search never parses a whole tap's findings)."""
+        name = entry.tap
+        if name not in self._summaries:
+            tap = self.taps.get(name)
+            self._summaries[name] = (
+                _load(flags_path(name, tap.commit), name, tap.commit, tap.url) if tap else None
+            )
+        summary = self._summaries[name]
+        if summary is not None:
+            flags = _flags(summary.get(entry.path, ""))
+            if flags is not None:
+                return flags
         return trust.summary(self.findings(entry))
 
 
