@@ -7,7 +7,8 @@ e.g. ``git archive <commit> | tar -x -C DIR``) and this one, on the same home.
     python scripts/trust_bench.py --base /tmp/h23-basecode [--runs 7] [--tap-runs 2]
 
 Prints medians and p90 (ms) with the load average beside each block, and the ratio of the
-medians. Other processes share the CPU: read ratios, not absolute times.
+medians. Subprocesses run with a bytecode cache (one per checkout), as an installed boost
+has. Other processes share the CPU: read ratios, not absolute times.
 """
 
 from __future__ import annotations
@@ -37,8 +38,14 @@ QUERIES = [
 ]
 
 
+PYC = Path(tempfile.mkdtemp(prefix="boost-trust-bench-pyc-"))
+
+
 def run(code: Path, args: List[str], home: Path) -> float:
     env = {**os.environ, "BOOST_HOME": str(home), "PYTHONPATH": str(code)}
+    # A bytecode cache per checkout, as an installed boost has (a warm-up run fills it).
+    env["PYTHONPYCACHEPREFIX"] = str(PYC / code.name)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "boost_cli", *args],
@@ -69,6 +76,12 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--tap-runs", type=int, default=2)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--home",
+        type=Path,
+        help="an indexed home to time reindex and search in (default: "
+        "the first home tapped by this checkout)",
+    )
     args = ap.parse_args()
     if not corpus.CORPUS.is_dir():
         print(f"no corpus at {corpus.CORPUS}; nothing to do", file=sys.stderr)
@@ -84,19 +97,22 @@ def main() -> int:
         for label, code in codes.items():
             loads["tap"].append(os.getloadavg()[0])
             times[label]["tap"].append(tap_all(code, tmp / f"tap-{label}-{i}"))
-    home = tmp / "tap-after-0"  # tapped by this code: it holds the trust findings too
+    home = args.home or tmp / "tap-after-0"  # tapped by this code: it has trust findings too
     run(ROOT, ["reindex"], home)
     for code in codes.values():  # warm both bytecode caches
         run(code, ["reindex"], home)
         run(code, ["search", QUERIES[0], "--no-llm", "--json"], home)
     for i in range(args.runs):
-        for label, code in codes.items():
+        order = list(codes.items()) if i % 2 == 0 else list(reversed(codes.items()))
+        for label, code in order:  # each first in turn: no order bias
             loads["reindex"].append(os.getloadavg()[0])
             times[label]["reindex"].append(run(code, ["reindex"], home))
             loads["search"].append(os.getloadavg()[0])
             q = QUERIES[i % len(QUERIES)]
             times[label]["search"].append(run(code, ["search", q, "--no-llm", "--json"], home))
     for what in ("tap", "reindex", "search"):
+        if not times["before"][what]:
+            continue
         b, a = stats(times["before"][what]), stats(times["after"][what])
         out[what] = {
             "before": b,
