@@ -375,3 +375,23 @@ def test_scan_text_caps_findings_per_file() -> None:
     found = trust.scan_text(text, "SKILL.md")
     assert len(found) == trust.MAX_FINDINGS_PER_FILE + 1
     assert found[-1].detail == "30 more findings in this file not listed"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<div style="display:none">' * 40_000,  # hidden elements that never close
+        "<a" * 400_000,  # tags that never end, on one line
+        "curl https://x.io/a " * 50_000,  # fetches with no pipe, on one line
+        "curl -o https://x.io/a.e " * 40_000,
+        "Ignore previous instructions <!-- " * 20_000,  # hits, and comments that never close
+        "AKIA" * 200_000,
+        "\u200b" * 300_000,
+    ],
+)
+def test_hostile_text_is_scanned_in_bounded_time(text: str) -> None:
+    import time
+
+    start = time.process_time()
+    trust.scan_text(text[:1_000_000], "SKILL.md")
+    assert time.process_time() - start < 5.0

@@ -39,6 +39,7 @@ shows only its first and last characters.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 import sys
@@ -56,7 +57,7 @@ from typing import (
     Tuple,
 )
 
-from boost_cli.core.text import clip, printable
+from boost_cli.core.text import ELLIPSIS, clip, printable
 
 VERSION = 1  # bump when a rule changes: cached findings of older versions are redone
 SEVERITIES = ("info", "low", "medium", "high")
@@ -225,9 +226,15 @@ class Lines:
         return self.text.count("\n", 0, offset) + 1
 
     def around(self, offset: int) -> str:
-        """The line holding ``offset``."""
-        end = self.text.find("\n", offset)
-        return self.text[self.text.rfind("\n", 0, offset) + 1 : len(self.text) if end < 0 else end]
+        """The line holding ``offset``, from its start; from a little before ``offset``
+        (with '…') when that is far into a long line; never more than a few excerpts."""
+        text, near = self.text, EXCERPT_CHARS // 2
+        found = text.rfind("\n", max(offset - near, 0), offset)
+        start, lead = found + 1, ""
+        if found < 0 and offset > near:  # the line starts further back
+            start, lead = offset - near // 2, ELLIPSIS
+        end = text.find("\n", offset, start + 4 * EXCERPT_CHARS)
+        return lead + text[start : start + 4 * EXCERPT_CHARS if end < 0 else end]
 
 
 # --------------------------------------------------------------------------- contexts
@@ -235,26 +242,32 @@ class Lines:
 _HIDDEN_SPANS = _lazy(
     r"<!--.*?(?:-->|\Z)"  # an HTML comment (unterminated: to the end)
     r"|^[ \t]*\[(?://|comment)\]:[ \t]*(?:#|<>)[^\n]*"  # a Markdown comment
-    r"|<(\w+)[^>\n]*?(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0"
-    r"|\shidden(?:[\s=>/]))[^>]*>.*?</\1\s*>",  # an element styled hidden
+    r"|<(\w+)[^>\n]{0,300}?(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0"
+    r"|\shidden(?:[\s=>/]))[^>]{0,300}>.{0,4000}?</\1\s*>",  # an element styled hidden
     re.S | re.M | re.I,
 )
 _FENCE = _lazy(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
 _QUOTED = _lazy(r"`[^`\n]+`|\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|'[^'\n]{8,400}'")
 
 
+LINE_REACH = 500  # a line rule looks this far around its anchor (a 1 MB line stays cheap)
+
+
 def regions(low: str, anchors: Iterable[str], before: int, after: int) -> List[Tuple[int, int]]:
     """The stretches of a text (``low``: it lower-cased) a rule needs to look at: from
     ``before`` characters before each anchor word to ``after`` characters after it, or,
-    with ``before`` < 0, the whole line holding it; merged, in order. A rule's regex runs
+    with ``before`` < 0, the line holding it (`LINE_REACH` at most either side); merged, in
+    order. A rule's regex runs
     on these alone (every match holds an anchor), which spares it nearly every file."""
     found = []
     for word in anchors:
         i = low.find(word)
         while i >= 0:
-            if before < 0:
-                end = low.find("\n", i)
-                found.append((low.rfind("\n", 0, i) + 1, len(low) if end < 0 else end))
+            if before < 0:  # the line, at most LINE_REACH characters either side
+                end = low.find("\n", i, i + LINE_REACH)
+                end = min(len(low), i + LINE_REACH) if end < 0 else end
+                start = max(low.rfind("\n", max(i - LINE_REACH, 0), i) + 1, i - LINE_REACH, 0)
+                found.append((start, end))
             else:
                 found.append((max(i - before, 0), min(i + len(word) + after, len(low))))
             i = low.find(word, i + 1)
@@ -267,8 +280,22 @@ def regions(low: str, anchors: Iterable[str], before: int, after: int) -> List[T
     return merged
 
 
+def _holding(
+    low: str, spans: Sequence[Tuple[int, int]], needs: Sequence[str]
+) -> List[Tuple[int, int]]:
+    """The ``spans`` of ``low`` that hold one of ``needs`` (a rule cannot match elsewhere)."""
+    return [(a, b) for a, b in spans if any(low.find(n, a, b) >= 0 for n in needs)]
+
+
 def _matches(rule: _Lazy, text: str, spans: Sequence[Tuple[int, int]]) -> List[re.Match]:
-    return [m for start, end in spans for m in rule.finditer(text, start, end)]
+    """``rule``'s matches in the ``spans`` of ``text``: at most `MAX_MATCHES`."""
+    out: List[re.Match] = []
+    for start, end in spans:
+        for m in rule.finditer(text, start, end):
+            out.append(m)
+            if len(out) >= MAX_MATCHES:
+                return out
+    return out
 
 
 def _spans(pattern: _Lazy, text: str) -> List[Tuple[int, int]]:
@@ -396,34 +423,39 @@ _SHELLS = (
 )
 # What a fetch fetches: a URL, a variable, or a host name with a path (not ``http*``).
 _ADDRESS = r"(?:https?://\w|\$\{?\w|\b[\w-]+(?:\.[\w-]+)+/)"
-_REMOTE_RULES: Tuple[Tuple[str, str, _Lazy], ...] = tuple(
-    (severity, detail, _lazy(pattern, re.I))
-    for severity, detail, pattern in (
+# (severity, what it does, what a stretch must hold for the rule to run there, pattern)
+_REMOTE_RULES: Tuple[Tuple[str, str, Tuple[str, ...], _Lazy], ...] = tuple(
+    (severity, detail, needs, _lazy(pattern, re.I))
+    for severity, detail, needs, pattern in (
         (
             "high",
             "runs a base64-decoded payload",
-            r"base64\s+(?:-d|--decode|-D)\b[^\n|]*\s\|\s*(?:" + _SHELLS + r")\b"
-            r"|\bFromBase64String\b[^\n]*\s\|\s*(?:iex|invoke-expression)\b",
+            ("|",),
+            r"base64\s+(?:-d|--decode|-D)\b[^\n|]{0,400}\s\|\s*(?:" + _SHELLS + r")\b"
+            r"|\bFromBase64String\b[^\n]{0,400}\s\|\s*(?:iex|invoke-expression)\b",
         ),
         (
             "medium",
             "evaluates a base64-decoded string",
+            ("eval", "exec"),
             r"\b(?:eval|exec)\s*\(\s*(?:base64\.b64decode|atob|Buffer\.from)\s*\(",
         ),
         (
             "medium",
             "pipes a download into a shell or an interpreter",
+            ("|",),
             _FETCH
-            + r"[^\n|;]*?"
+            + r"(?=[^\n|;]{0,400}?"  # an address before the pipe (a lookahead: linear)
             + _ADDRESS
-            + r"[^\n|;]*\|\s*(?:"
+            + r")[^\n|;]{0,400}\|\s*(?:"
             + _SHELLS
             + r")\b(?!\s*-c\b)(?![\w-])",
         ),
         (
             "medium",
             "pipes a download into Invoke-Expression",
-            r"\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring)\b[^\n]*\s\|\s*"
+            ("iex", "invoke-expression"),
+            r"\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring)\b[^\n]{0,400}\s\|\s*"
             r"(?:iex|invoke-expression)\b"
             r"|\b(?:iex|invoke-expression)\s*\(?\s*\(?\s*(?:new-object\s+(?:system\.)?net\.webclient\)?"
             r"\.downloadstring|iwr|irm|invoke-webrequest|invoke-restmethod)\b",
@@ -431,6 +463,7 @@ _REMOTE_RULES: Tuple[Tuple[str, str, _Lazy], ...] = tuple(
         (
             "medium",
             "runs a download through process substitution or eval",
+            ("<(", "$("),
             r"\b(?:"
             + _SHELLS
             + r"|source|\.)\s+<\(\s*"
@@ -444,22 +477,22 @@ _REMOTE_RULES: Tuple[Tuple[str, str, _Lazy], ...] = tuple(
 )
 
 _EXEC_EXT = r"(?:exe|msi|pkg|dmg|deb|rpm|appimage|apk|scr|bat|cmd|ps1|vbs|jar)"
-_DOWNLOAD = _lazy(
-    _FETCH + r"[^\n|;]*?https?://[^\s\"'<>)]+?\." + _EXEC_EXT + r"\b(?![\w.-])"
-    r"|\b(?:curl|wget)\b[^\n;]*(?:&&|;)\s*chmod\s+(?:\+x|[0-7]*[1357]\b)",
-    re.I,
-)
+_EXE_URL = _lazy(r"https?://[^\s\"'<>)]{1,400}\." + _EXEC_EXT + r"\b(?![\w.-])", re.I)
+_FETCH_WORD = _lazy(_FETCH, re.I)
+_CHMOD = _lazy(r"\b(?:curl|wget)\b[^\n;]{0,400}(?:&&|;)\s*chmod\s+(?:\+x|[0-7]*[1357]\b)", re.I)
+MAX_MATCHES = 200  # matches a rule looks at in one file: enough to report, bounded work
 
 
 def remote_code(text: str, file: str, low: Optional[str] = None) -> List[Finding]:
     """Code fetched and run in one step, and downloads of executables."""
-    spans = regions(text.lower() if low is None else low, _REMOTE_WORDS, -1, -1)
+    low = text.lower() if low is None else low
+    spans = regions(low, _REMOTE_WORDS, -1, -1)
     if not spans:
         return []
     found: Dict[int, Finding] = {}
     lines: Optional[Lines] = None
-    for severity, detail, rule in _REMOTE_RULES:
-        for m in _matches(rule, text, spans):
+    for severity, detail, needs, rule in _REMOTE_RULES:
+        for m in _matches(rule, text, _holding(low, spans, needs)):
             lines = lines or Lines(text)
             start = m.start()
             n = lines.number(start)
@@ -467,7 +500,14 @@ def remote_code(text: str, file: str, low: Optional[str] = None) -> List[Finding
                 found[n] = Finding(
                     "remote-code", severity, file, n, detail, excerpt(lines.around(start))
                 )
-    for m in _matches(_DOWNLOAD, text, spans):
+    downloads = [
+        m
+        for m in _matches(_EXE_URL, text, _holding(low, spans, ("://",)))
+        if _FETCH_WORD.search(
+            text, max(text.rfind("\n", 0, m.start()) + 1, m.start() - LINE_REACH), m.start()
+        )
+    ]
+    for m in downloads + _matches(_CHMOD, text, _holding(low, spans, ("chmod",))):
         lines = lines or Lines(text)
         start = m.start()
         n = lines.number(start)
@@ -544,7 +584,7 @@ def secrets(text: str, file: str) -> List[Finding]:
     for detail, prefixes, rule in _SECRET_RULES:
         if not any(p in text for p in prefixes):
             continue
-        for m in rule.finditer(text):
+        for m in itertools.islice(rule.finditer(text), MAX_MATCHES):
             token = m.group(0)
             if not looks_random(token):
                 continue
@@ -581,7 +621,7 @@ def hidden_text(text: str, file: str) -> List[Finding]:
         return []
     found: Dict[int, Finding] = {}
     lines = Lines(text)
-    for m in _HIDDEN_CHARS.finditer(text):
+    for m in itertools.islice(_HIDDEN_CHARS.finditer(text), MAX_MATCHES):
         start, ch = m.start(), m.group(0)
         code = ord(ch[0])
         if code >= 0xE0000:
@@ -742,6 +782,8 @@ def urls(text: str, file: str, own: Sequence[str]) -> List[Finding]:
         host = raw.split(":")[0].rstrip(".,;").lower()
         if host and host not in first and "." in host and _outside(host, own):
             first[host] = m.start()
+            if len(first) >= MAX_MATCHES:
+                break
     if not first:
         return []
     lines = Lines(text)
