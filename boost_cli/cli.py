@@ -250,6 +250,26 @@ def _add_show(sub: argparse._SubParsersAction) -> None:
     )
 
 
+def _add_audit(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "audit",
+        "list what skills ask of an agent (trust findings)",
+        "List every trust finding of the tapped registries (or the named ones) with its "
+        "file:line: instructions aimed at the model, remote code piped into a shell, "
+        "secrets, hidden text, look-alike names, requested powers, outside links, scripts. "
+        "Exits 1 when any finding is high severity (for a registry's CI).",
+    )
+    p.add_argument("taps", nargs="*", metavar="TAP", help="taps to audit (default: all)")
+    p.add_argument("--json", action="store_true", help="print the findings as a JSON object")
+    p.add_argument(
+        "--severity",
+        choices=("info", "low", "medium", "high"),
+        default="info",
+        help="show findings of this severity or worse (default info: all)",
+    )
+
+
 def _add_reindex(sub: argparse._SubParsersAction) -> None:
     p = _sub(
         sub,
@@ -421,6 +441,7 @@ BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
     _add_update,
     _add_search,
     _add_show,
+    _add_audit,
     _add_reindex,
     _add_vectors,
     _add_mcp,
@@ -473,6 +494,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "update": ("taps", "cmd_update"),
     "search": ("search", "cmd_search"),
     "show": ("show", "cmd_show"),
+    "audit": ("audit", "cmd_audit"),
     "reindex": ("reindex", "cmd_reindex"),
     "vectors": ("vectors", "cmd_vectors"),
     "mcp": ("mcp", "cmd_mcp"),

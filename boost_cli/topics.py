@@ -61,7 +61,11 @@ ENVIRONMENT: Sequence[Tuple[str, str, Tuple[str, ...]]] = (
 
 EXIT_CODES: Sequence[Tuple[int, str]] = (
     (0, "success (also: nothing matched, unless --exit-status; output pipe closed early)"),
-    (1, "an error; boost doctor: it printed fix lines; search --exit-status: no match"),
+    (
+        1,
+        "an error; boost doctor: it printed fix lines; search --exit-status: no match; "
+        "boost audit: a high-severity finding",
+    ),
     (2, "usage: a bad option, argument or value"),
     (3, "not found, or a name that matches several entries"),
     (4, "git failed, or a tap source was refused before git ran"),
@@ -90,6 +94,11 @@ EXAMPLES: Dict[str, List[Tuple[str, str]]] = {
         ('boost search "write release notes" --explain', "how the ranking was made"),
     ],
     "show": [("boost show example:jest-runner", ""), ("boost show jest-runner --json", "")],
+    "audit": [
+        ("boost audit", "every tap"),
+        ("boost audit example --severity medium", "one tap, medium and high only"),
+        ("boost audit --json", "for CI: exits 1 on a high-severity finding"),
+    ],
     "reindex": [
         ("boost reindex", "only changed taps"),
         ("boost reindex --force", "everything"),

@@ -31,6 +31,7 @@ HIT_KEYS = frozenset(
         "ranks",
         "file",
         "url",
+        "flags",
     }
 )
 

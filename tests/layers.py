@@ -38,6 +38,8 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.stem",
             "boost_cli.core.bm25",
             "boost_cli.core.fusion",
+            "boost_cli.core.trust",
+            "boost_cli.core.trust_names",
         ),
     ),
     (
@@ -49,6 +51,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.lookup",
             "boost_cli.core.skillmap",
             "boost_cli.core.discover",
+            "boost_cli.core.trust_scan",
         ),
     ),
     (

@@ -19,6 +19,12 @@ LAZY_ALLOWED = {
     # `boost search` and `boost taps` never clone or scan: git and the scanner load on use.
     ("boost_cli.core.registry", "boost_cli.core.catalog"),
     ("boost_cli.core.registry", "boost_cli.core.gitutil"),
+    # ... and the trust scan runs with the catalog scan (tap, update), and only then.
+    ("boost_cli.core.registry", "boost_cli.core.trust_scan"),
+    # A search reads cached findings; the scan's walking rules load only for a live scan.
+    ("boost_cli.core.trust_scan", "boost_cli.core.catalog"),
+    # A reindex fills in the findings of a tap that has none (a stat when it has).
+    ("boost_cli.core.indexing", "boost_cli.core.trust_scan"),
     # The embedding stack loads only when a vector store exists.
     ("boost_cli.core.retrieval", "boost_cli.core.dense"),
     ("boost_cli.core.retrieval", "boost_cli.core.embed"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from boost_cli.commands.render import (
     BOLD,
@@ -23,7 +23,7 @@ from boost_cli.commands.render import (
     width,
     wrap,
 )
-from boost_cli.core import records, registry, search, skillmap
+from boost_cli.core import records, registry, search, skillmap, trust_scan
 from boost_cli.core.models import Hit
 from boost_cli.core.text import printable
 
@@ -48,13 +48,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     skills = skillmap.for_entries(h.entry for h in result.hits) if wants_uri else None
     if result.keyword_bound and result.hits:
         note(f"note: {search.semantic_hint()}")
+    view = trust_scan.View(taps)
     if args.json or keys:
         fields = keys or records.HIT_FIELDS
-        emit_json([records.hit_record(h, taps, fields, skills) for h in result.hits])
+        emit_json([records.hit_record(h, taps, fields, skills, view) for h in result.hits])
         if args.explain:
             err(json.dumps(result.diagnostics, indent=2))
     else:
-        render_hits(result.hits, " ".join([opts.query, *opts.keywords]), args.explain)
+        marks = {h.entry.id: trust_scan.marker(view.flags(h.entry)) for h in result.hits}
+        render_hits(result.hits, " ".join([opts.query, *opts.keywords]), args.explain, marks)
         if not result.hits:
             out(
                 f"No matches for {printable(repr(opts.query))}. Try other words, or "
@@ -90,9 +92,15 @@ def render_served(hits: Sequence[Hit], skills: Optional[skillmap.Statuses]) -> L
     return ["MCP Skills extension:", *lines] if lines else []
 
 
-def render_hits(hits: Sequence[Hit], terms: str, explain: bool = False) -> None:
-    """The shortlist for a person: rank, ``tap:name``, kind and match on one line, then the
-    reason and the copies, wrapped to the terminal and indented under the name."""
+def render_hits(
+    hits: Sequence[Hit],
+    terms: str,
+    explain: bool = False,
+    marks: Optional[Mapping[str, str]] = None,
+) -> None:
+    """The shortlist for a person: rank, ``tap:name``, kind and match on one line (and the
+    trust marker of a flagged hit, ``marks`` by entry id), then the reason and the copies,
+    wrapped to the terminal and indented under the name."""
     columns = width()
     style = color_enabled(sys.stdout)
     best = max((h.score for h in hits), default=0.0)
@@ -100,6 +108,9 @@ def render_hits(hits: Sequence[Hit], terms: str, explain: bool = False) -> None:
     for rank, h in enumerate(hits, start=1):
         name = printable(h.entry.qualified_name)
         head = f"{rank:2d}. {name}  [{h.entry.kind}]  {match(h.score, best)}"
+        mark = (marks or {}).get(h.entry.id)
+        if mark:
+            head += f"  {mark}"
         for i, line in enumerate(wrap(head, indent, columns, first="")):
             out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if i == 0 else line)
         if h.why:

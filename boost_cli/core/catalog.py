@@ -198,6 +198,12 @@ def _walk(root: Path) -> Tuple[List[str], Dict[str, int], List[str]]:
     return found, skipped, warnings
 
 
+def tap_files(root: Path) -> List[str]:
+    """Every file of the tap at ``root`` the scan looks at (POSIX paths relative to it,
+    by the scan's rules: no ``.git``, no symlink out of the tap), entries or not."""
+    return _walk(root)[0]
+
+
 def scan_tap(tap: str, root: Path) -> ScanResult:
     """Scan the folder ``root`` of tap ``tap``. Never raises for bad content."""
     files, skipped, warnings = _walk(root)

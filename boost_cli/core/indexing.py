@@ -103,6 +103,7 @@ def reindex(
     report = index.build(
         sources, force=force, force_taps=tuple(forced), progress=progress, workers=workers
     )
+    refresh_trust(sources)
     if redo:
         # The vector store may hold the same half-updated tree under the same commit: mark
         # those taps stale there too, so `reindex --dense` redoes them (from the cache).
@@ -129,6 +130,26 @@ def _warm_skills(sources: Sequence[Union[TapSource, TapSnapshot]]) -> None:
                 skillmap.load(snap)
             except OSError as exc:  # a file gone mid-read: the server builds it on first use
                 log.debug("cannot compute the skill manifests of %s: %s", s.name, exc)
+
+
+def refresh_trust(sources: Sequence[Union[TapSource, TapSnapshot]]) -> List[str]:
+    """Scan and cache the trust findings of each tap in ``sources`` that has none at its
+    commit (a tap from before the scan existed, a cache someone deleted); the taps
+    scanned. A tap whose findings are cached costs one stat."""
+    from boost_cli.core import trust_scan
+
+    urls = {t.name: t.url for t in registry.list_taps()}
+    done = []
+    for s in sources:
+        if s.name not in urls or trust_scan.has_cache(s.name, s.commit):
+            continue
+        if trust_scan.refresh(s.name, s.commit, Path(s.root), urls[s.name], partial(_entries, s)):
+            done.append(s.name)
+    return done
+
+
+def _entries(source: Union[TapSource, TapSnapshot]) -> Sequence[Any]:
+    return source.entries if isinstance(source, TapSnapshot) else source.load().entries
 
 
 def indexed_commits() -> Dict[str, str]:

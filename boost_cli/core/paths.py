@@ -49,6 +49,11 @@ def catalog_cache_dir() -> Path:
     return cache_dir() / "catalog"
 
 
+def trust_cache_dir() -> Path:
+    """Per-tap trust findings (`trust_scan`), keyed by the tap's commit."""
+    return cache_dir() / "trust"
+
+
 def index_dir() -> Path:
     """The persisted BM25 index (manifest, segments, postings)."""
     return cache_dir() / "index"

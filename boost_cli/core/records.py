@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from boost_cli.core import paths, registry, skillmap
+from boost_cli.core import paths, registry, skillmap, trust_scan
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import Hit
 from boost_cli.core.text import one_line
@@ -36,6 +36,7 @@ HIT_FIELDS = (
     "snippet",
     "also_in",
     "ranks",
+    "flags",
 )
 EXTRA_FIELDS = ("meta",)
 
@@ -94,20 +95,27 @@ def hit_record(
     taps: Mapping[str, registry.TapInfo],
     keys: Sequence[str] = HIT_FIELDS,
     skills: Optional[skillmap.UriSource] = None,
+    view: Optional[trust_scan.View] = None,
 ) -> Dict[str, Any]:
     """A hit as the stable JSON object of `boost search --json`: ``keys`` of the entry, its
-    score, why and snippet, ``file`` (the path on disk), ``url`` (a browsable link) and,
-    for a skill ``skills`` serves, ``uri``."""
+    score, why and snippet, ``file`` (the path on disk), ``url`` (a browsable link), for a
+    skill ``skills`` serves, ``uri``, and ``flags`` (the trust findings, one ``{kind,
+    severity, count}`` per kind; ``view`` reads each tap's findings once for a whole list)."""
     record = _full_record(hit, taps, skills)
+    if "flags" in keys:  # read only when asked for: the findings live in their own cache
+        record["flags"] = (view or trust_scan.View(taps)).flags(hit.entry)
     return {k: record[k] for k in keys if not (k == "uri" and record[k] is None)}
 
 
 def mcp_record(
-    hit: Hit, taps: Mapping[str, registry.TapInfo], skills: Optional[skillmap.UriSource] = None
+    hit: Hit,
+    taps: Mapping[str, registry.TapInfo],
+    skills: Optional[skillmap.UriSource] = None,
+    view: Optional[trust_scan.View] = None,
 ) -> Dict[str, Any]:
     """`hit_record` cut to `MCP_FIELDS`; ``why`` (and ``why_source``) is left out when it
     only repeats the description (the caller pays for every token it reads)."""
-    record = hit_record(hit, taps, MCP_FIELDS, skills)
+    record = hit_record(hit, taps, MCP_FIELDS, skills, view)
     if one_line(record["why"]) == one_line(record["description"]):
         del record["why"], record["why_source"]
     return record

@@ -196,7 +196,7 @@ def add(
 ) -> Tuple[TapInfo, catalog.ScanResult]:
     """Clone ``source`` as a new tap, scan it and record it. Raises on any failure, leaving
     nothing behind; the clone and its record appear together (see the module docstring)."""
-    from boost_cli.core import catalog, gitutil
+    from boost_cli.core import catalog, gitutil, trust_scan
 
     src = gitutil.parse_source(source, cwd)
     tap_name = gitutil.safe_name(name) if name else src.default_name
@@ -211,6 +211,7 @@ def add(
         gitutil.clone(src.url, repo, hold=(staging_fd,))
         commit = gitutil.head_commit(repo)
         scan = catalog.scan_tap(tap_name, repo)
+        findings = trust_scan.scan_tap(repo, scan.entries, src.url)
         now = _now()
         record = {
             "source": source,
@@ -227,6 +228,7 @@ def add(
             if dest.exists() or dest.is_symlink():
                 _remove_tree(dest)  # a clone no record claims: a crash's leftover
             catalog.store(tap_name, commit, scan)
+            trust_scan.store(tap_name, commit, src.url, findings)
             repo.rename(dest)
             cfg["taps"][tap_name] = record
     return _info(tap_name, record), scan
@@ -273,7 +275,7 @@ def remove(name: str) -> TapInfo:
     """Forget a tap: its config record, its cached scan and its clone (in that order, so a
     crash leaves at most a clone no record claims, which `tidy` removes). A record under a
     name boost refuses is only dropped from the config: no folder belongs to it."""
-    from boost_cli.core import catalog
+    from boost_cli.core import catalog, trust_scan
 
     if not paths.is_tap_name(name):
         with config.edit() as cfg:
@@ -291,6 +293,7 @@ def remove(name: str) -> TapInfo:
                 )
             info = _info(name, cfg["taps"].pop(name))
         catalog.drop_cache(name)
+        trust_scan.drop(name)
         _remove_tree(paths.tap_dir(name))
     return info
 
@@ -314,7 +317,7 @@ def update(names: Sequence[str] = ()) -> List[UpdateResult]:
 
 
 def _update_one(tap: TapInfo) -> UpdateResult:
-    from boost_cli.core import catalog, gitutil
+    from boost_cli.core import catalog, gitutil, trust_scan
 
     with _tap_lock(tap.name) as fd:
         current = _record(tap.name)  # it may have changed, or gone, while we waited
@@ -335,6 +338,9 @@ def _update_one(tap: TapInfo) -> UpdateResult:
                 raise GitError(f"the clone is not at {new[:10]} after the update: {problem}")
             scan = catalog.scan_tap(tap.name, root)
             catalog.store(tap.name, new, scan)
+            trust_scan.store(
+                tap.name, new, current.url, trust_scan.scan_tap(root, scan.entries, current.url)
+            )
             with config.edit() as cfg:
                 rec = cfg["taps"].get(tap.name)
                 if rec is None:  # pragma: no cover - `remove` waits for this tap's lock

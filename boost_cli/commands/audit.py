@@ -1,0 +1,49 @@
+"""`boost audit`: every trust finding of the tapped registries, one per line with its
+``file:line``, for people and for the CI of a team's own registry (exit 1 when any finding
+is high severity)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import List, Tuple
+
+from boost_cli.commands.render import detail, emit_json, out
+from boost_cli.core import registry, trust, trust_scan
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    taps = {t.name: t for t in registry.require_taps(args.taps)}
+    floor = trust.rank(args.severity)
+    shown: List[Tuple[str, str, trust.Finding]] = []
+    counts = {s: 0 for s in reversed(trust.SEVERITIES)}
+    audited = []
+    for snap in registry.snapshots(args.taps):
+        tap = taps[snap.name]
+        audited.append(tap.name)
+        names = {e.path: e.qualified_name for e in snap.entries}
+        found = trust_scan.audit_tap(tap, snap.entries)
+        for path in sorted(found):
+            for f in found[path]:
+                counts[f.severity] += 1
+                if trust.rank(f.severity) >= floor:
+                    shown.append((tap.name, names.get(path, path), f))
+    high = counts["high"] > 0
+    if args.json:
+        findings = [{"tap": t, "entry": e, **f.to_dict()} for t, e, f in shown]
+        emit_json({"taps": audited, "counts": counts, "high": high, "findings": findings})
+        return 1 if high else 0
+    for tap_name, _, f in sorted(shown, key=lambda x: (trust.sort_key(x[2]), x[0])):
+        out(trust_scan.audit_line(tap_name, f))
+    total = sum(counts.values())
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items())
+    hidden = total - len(shown)
+    line = (
+        f"{total} finding{'' if total == 1 else 's'} in {len(audited)} "
+        f"tap{'' if len(audited) == 1 else 's'}: {summary}"
+        + (f" ({hidden} below {args.severity} not shown)" if hidden else "")
+    )
+    if shown:
+        out(line)
+    else:
+        detail(line)
+    return 1 if high else 0
