@@ -121,8 +121,10 @@ def test_mcp_get_skill_header_and_file_list_are_one_line_each(forging_home: Path
         head, _, rest = text.partition("\n")
         assert head.startswith("# reg:forms file: etc-passwd [skill] — file: ")
         assert "skills/forms\\n   file: etc-passwd/SKILL.md" in head
-        footer = rest.split("Files in this skill's folder", 1)[1].split("\n")[1:]
-        assert footer and all(line.startswith("- ") for line in footer), footer
+        footer = rest.split("Files in this skill's folder", 1)[1].split("\n\n", 1)[0]
+        footer_lines = footer.split("\n")[1:]  # the list ends at the first blank line
+        assert footer_lines and all(line.startswith("- ") for line in footer_lines), footer
+        footer = footer_lines
         assert "- ref\\n- secret.md" in footer
         again = proc.call_result(
             "boost_get_skill",
@@ -197,12 +199,16 @@ def test_mcp_text_shows_lookalike_names_escaped(lookalike_home: Path) -> None:
         text = result["content"][0]["text"]
         _assert_no_invisible(text)
         for ch in INVISIBLE:
-            assert f"reg:pdf-forms\\u{ord(ch):04x} [skill] — " in text
+            # (the trust marker of the hidden character may stand between kind and reason)
+            assert f"reg:pdf-forms\\u{ord(ch):04x} [skill]" in text
         names: List[str] = [r["name"] for r in result["structuredContent"]["results"]]
         assert "pdf-forms\u200b" in names
         got = proc.call_result("boost_get_skill", {"name": "reg:pdf-forms\u2060"})
-        head = got["content"][0]["text"].partition("\n")[0]
-        _assert_no_invisible(head)
+        text = got["content"][0]["text"]
+        _assert_no_invisible(text.split("\n---\n", 1)[0])
+        # The trust warning block comes first (the name's hidden character is a finding).
+        assert text.startswith("> boost trust check:")
+        head = next(line for line in text.split("\n") if line.startswith("# "))
         assert head.startswith("# reg:pdf-forms\\u2060 [skill]")
         missing = proc.call_result("boost_get_skill", {"name": "reg:nothing\u200b"})
         assert missing.get("isError")
