@@ -108,7 +108,11 @@ EXAMPLES: Dict[str, List[Tuple[str, str]]] = {
         ("boost vectors export example example.vectors.jsonl", "share a tap's vectors"),
         ("boost vectors import example.vectors.jsonl", "use them: nothing is embedded"),
     ],
-    "mcp": [("claude mcp add boost -- boost mcp", "register it with Claude Code")],
+    "mcp": [
+        ("boost mcp register claude", "register it with Claude Code (claude mcp add)"),
+        ("boost mcp register --list", "the MCP hosts boost knows and found"),
+        ("boost mcp register cursor --dry-run", "what it would write, changing nothing"),
+    ],
     "discover": [('boost discover "pdf forms"', "needs gh, logged in")],
     "doctor": [("boost doctor", ""), ("boost doctor --json", "")],
     "help": [("boost help environment", ""), ("boost help search", "same as boost search --help")],

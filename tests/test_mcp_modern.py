@@ -226,3 +226,10 @@ def test_uris_are_ascii_with_encoded_file_names() -> None:
 )
 def test_frontmatter_yaml_parsers_reject_is_refused(raw: str, rejected: bool) -> None:
     assert (skillmap.yaml_rejects(raw) is not None) == rejected
+
+
+def test_a_refusal_never_carries_raw_control_characters() -> None:
+    refused = skillmap.Refused("t", "p/SKILL.md", "frontmatter", "line 2: \x1b[2J\nforged\u202e")
+    message = refused.message()
+    assert "\x1b" not in message and "\n" not in message and "\u202e" not in message
+    assert message.startswith("its frontmatter does not parse as strict YAML (line 2: \\x1b[2J")

@@ -37,6 +37,7 @@ from urllib.parse import quote
 from boost_cli.core import atomic, paths, registry
 from boost_cli.core.errors import BoostError, NotFoundError, UsageError
 from boost_cli.core.models import Entry, TapSnapshot
+from boost_cli.core.text import printable
 
 log = logging.getLogger(__name__)
 
@@ -182,8 +183,10 @@ class Refused:
     detail: str = ""
 
     def message(self) -> str:
+        """The reason in words, on one line with every control character escaped: the
+        detail may quote the registry's own text."""
         why = REASONS.get(self.reason, self.reason)
-        return f"{why}{f' ({self.detail})' if self.detail else ''}"
+        return printable(f"{why}{f' ({self.detail})' if self.detail else ''}")
 
 
 @dataclass(frozen=True)
