@@ -308,3 +308,26 @@ def test_update_rescans_and_untap_forgets(tmp_path: Path) -> None:
     assert flags == [{"kind": "remote-code", "severity": "medium", "count": 1}]
     assert run_boost(["untap", "t"], home).returncode == 0
     assert list((home / "cache" / "trust").iterdir()) == []
+
+
+def test_skills_extension_entries_carry_the_trust_scan(server: McpProcess) -> None:
+    """A host loading skills through the Skills extension sees the same findings in each
+    Skill entry's _meta (skills/list and skills/get), and nothing for a clean skill."""
+    entries: Dict[str, Any] = {}
+    cursor = None
+    while True:
+        params = {"cursor": cursor} if cursor else {}
+        page = server.request("skills/list", params)["result"]
+        for skill in page["skills"]:
+            entries[skill["frontmatter"].get("name")] = skill
+        cursor = page.get("nextCursor")
+        if not cursor:
+            break
+    quick = entries["quick-install"]["_meta"]["dev.boost/trust"]
+    assert quick["flags"] == [{"kind": "remote-code", "severity": "high", "count": 1}]
+    assert quick["findings"][0]["file"] == "skills/quick-install/SKILL.md"
+    assert quick["findings"][0]["line"] > 0
+    assert "_meta" not in entries["tidy-notes"]
+    got = server.request("skills/get", {"uri": entries["aws-setup"]["uri"]})["result"]["skill"]
+    secret = got["_meta"]["dev.boost/trust"]["findings"][0]
+    assert secret["kind"] == "secret" and AWS_KEY not in json.dumps(got)  # shown redacted

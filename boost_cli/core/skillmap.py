@@ -29,7 +29,7 @@ import logging
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
 from urllib.parse import quote
@@ -148,20 +148,14 @@ class Served:
     folder: str  # the skill's folder, relative to the tap root
     frontmatter: Mapping[str, Any]
     files: Tuple[SkillFile, ...]
-    #: Findings other checks attach to the skill (e.g. a trust scan), shown in its
-    #: entry's ``_meta`` under boost's own prefix; none yet.
-    findings: Tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
 
     def entry(self) -> Dict[str, Any]:
-        """The extension's ``Skill`` entry."""
-        d: Dict[str, Any] = {
+        """The extension's ``Skill`` entry (`skillserve` adds the trust flags' ``_meta``)."""
+        return {
             "uri": self.uri,
             "frontmatter": dict(self.frontmatter),
             "resources": [{"uri": f.uri, "digest": f.digest, "size": f.size} for f in self.files],
         }
-        if self.findings:
-            d["_meta"] = {"dev.boost/findings": [dict(f) for f in self.findings]}
-        return d
 
     @property
     def total_bytes(self) -> int:

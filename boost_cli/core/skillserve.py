@@ -18,9 +18,10 @@ from __future__ import annotations
 import base64
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from boost_cli.core import skillmap
+from boost_cli.core import registry, skillmap, trust_scan
 from boost_cli.core.errors import BoostError
 from boost_cli.core.mcp import INVALID_PARAMS, Call, JsonRpcError, Server
+from boost_cli.core.models import Entry
 from boost_cli.core.protocol import DEFAULT_TTL_MS
 from boost_cli.core.text import clip, one_line
 
@@ -28,6 +29,30 @@ EXTENSION = "io.modelcontextprotocol/skills"
 SKILLS_PAGE = 50  # skill entries carry their manifests: pages stay a few hundred kB at most
 RESOURCES_PAGE = 200
 TEMPLATE = "skill://{tap}/{+path}"
+#: Where a Skill entry carries boost's trust scan (`trust_scan`: what the skill asks an
+#: agent to do): ``{"flags": [{kind, severity, count}], "findings": [{kind, severity,
+#: file, line, detail, excerpt}]}``, so a host can show it before the user approves
+#: loading the skill; absent when there is no finding.
+TRUST_META = "dev.boost/trust"
+
+
+def _trust_view() -> trust_scan.View:
+    return trust_scan.View({t.name: t for t in registry.list_taps()})
+
+
+def _skill_entry(skill: skillmap.Served, view: trust_scan.View) -> Dict[str, Any]:
+    d = skill.entry()
+    name = str(skill.frontmatter.get("name", ""))
+    entry = Entry(name, "skill", "", skill.tap, skill.folder, skill.path)
+    findings = view.findings(entry)
+    if findings:
+        d["_meta"] = {
+            TRUST_META: {
+                "flags": view.flags(entry),
+                "findings": [f.to_dict() for f in findings],
+            }
+        }
+    return d
 
 
 def capabilities() -> Dict[str, Any]:
@@ -101,7 +126,8 @@ def install(server: Server, holder: skillmap.Holder) -> None:
 
     def skills_list(params: Dict[str, Any], call: Call) -> Dict[str, Any]:
         page, nxt = _page(params, "skills", holder.get().ordered, SKILLS_PAGE)
-        result: Dict[str, Any] = {"skills": [s.entry() for s in page]}
+        view = _trust_view()
+        result: Dict[str, Any] = {"skills": [_skill_entry(s, view) for s in page]}
         if nxt:
             result["nextCursor"] = nxt
         return _cacheable(result)
@@ -112,7 +138,7 @@ def install(server: Server, holder: skillmap.Holder) -> None:
         skill = m.skills.get(uri)
         if skill is None:
             raise _not_served(m, uri)
-        return _cacheable({"skill": skill.entry()})
+        return _cacheable({"skill": _skill_entry(skill, _trust_view())})
 
     def resources_list(params: Dict[str, Any], call: Call) -> Dict[str, Any]:
         skills = holder.get().ordered
