@@ -395,3 +395,20 @@ def test_hostile_text_is_scanned_in_bounded_time(text: str) -> None:
     start = time.process_time()
     trust.scan_text(text[:1_000_000], "SKILL.md")
     assert time.process_time() - start < 5.0
+
+
+def test_lookalikes_across_taps_flag_the_impostor_only() -> None:
+    found = trust_names.across_taps(
+        [
+            ("team", "skills/deploy-helper/SKILL.md", "deploy-helper"),
+            ("other", "skills/x/SKILL.md", "dep1oy-helper"),
+            ("other", "skills/y/SKILL.md", "Deploy Helper"),  # the same name, folded: fine
+            ("third", "skills/z/SKILL.md", "tidy-n\u043etes"),  # nothing to pose as
+        ]
+    )
+    assert list(found) == [("other", "skills/x/SKILL.md")]
+    f = found[("other", "skills/x/SKILL.md")]
+    assert (f.kind, f.severity, f.excerpt) == ("lookalike", "high", "dep1oy-helper")
+    assert f.detail == "the name reads as 'deploy-helper' in tap 'team' but is not it"
+    same_tap = [("team", "a/SKILL.md", "deploy"), ("team", "b/SKILL.md", "dep1oy")]
+    assert trust_names.across_taps(same_tap) == {}

@@ -331,3 +331,20 @@ def test_skills_extension_entries_carry_the_trust_scan(server: McpProcess) -> No
     got = server.request("skills/get", {"uri": entries["aws-setup"]["uri"]})["result"]["skill"]
     secret = got["_meta"]["dev.boost/trust"]["findings"][0]
     assert secret["kind"] == "secret" and AWS_KEY not in json.dumps(got)  # shown redacted
+
+
+def test_audit_finds_a_name_posing_as_another_taps(tmp_path: Path) -> None:
+    team = make_repo(
+        tmp_path / "team", {"skills/deploy-helper/SKILL.md": _skill("deploy-helper", "Ship.")}
+    )
+    other = make_repo(tmp_path / "other", {"skills/x/SKILL.md": _skill("dep1oy-helper", "Ship.")})
+    home = tmp_path / "home"
+    for src, name in ((team, "team"), (other, "other")):
+        assert run_boost(["tap", str(src), "--name", name], home).returncode == 0
+    r = run_boost(["audit", "other"], home)
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[0] == (
+        "other:skills/x/SKILL.md: high lookalike: the name reads as 'deploy-helper' in tap "
+        "'team' but is not it — dep1oy-helper"
+    )
+    assert run_boost(["audit", "team"], home).returncode == 0

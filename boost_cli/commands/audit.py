@@ -1,6 +1,7 @@
 """`boost audit`: every trust finding of the tapped registries, one per line with its
 ``file:line``, for people and for the CI of a team's own registry (exit 1 when any finding
-is high severity)."""
+is high severity). Beyond the cached findings, it checks names across every tapped
+registry (`trust_names.across_taps`): a name posing as one in another tap."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import argparse
 from typing import List, Tuple
 
 from boost_cli.commands.render import detail, emit_json, out
-from boost_cli.core import registry, trust, trust_scan
+from boost_cli.core import registry, trust, trust_names, trust_scan
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -17,11 +18,19 @@ def cmd_audit(args: argparse.Namespace) -> int:
     shown: List[Tuple[str, str, trust.Finding]] = []
     counts = {s: 0 for s in reversed(trust.SEVERITIES)}
     audited = []
-    for snap in registry.snapshots(args.taps):
+    snaps = registry.snapshots()  # every tap: a look-alike of any tapped name counts
+    across = trust_names.across_taps((s.name, e.path, e.name) for s in snaps for e in s.entries)
+    for snap in snaps:
+        if args.taps and snap.name not in args.taps:
+            continue
         tap = taps[snap.name]
         audited.append(tap.name)
         names = {e.path: e.qualified_name for e in snap.entries}
-        found = trust_scan.audit_tap(tap, snap.entries)
+        found = dict(trust_scan.audit_tap(tap, snap.entries))
+        for (tap_name, path), f in across.items():
+            own = found.get(path, ())
+            if tap_name == tap.name and not any(x.kind == "lookalike" for x in own):
+                found[path] = (f, *own)
         for path in sorted(found):
             for f in found[path]:
                 counts[f.severity] += 1

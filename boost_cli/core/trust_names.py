@@ -148,3 +148,34 @@ def lookalike(name: str, file: str, known: Iterable[str] = WELL_KNOWN) -> List[F
                 )
             ]
     return []
+
+
+def across_taps(names: Iterable[Tuple[str, str, str]]) -> Dict[Tuple[str, str], Finding]:
+    """Look-alikes between taps: ``names`` are ``(tap, path, name)`` of every tapped entry;
+    an entry whose name holds a look-alike character (its `skeleton` differs from the name
+    itself) and reads as another tap's entry's name without being it gets a high finding,
+    keyed by ``(tap, path)``. The plain original is not flagged."""
+    groups: Dict[str, List[Tuple[str, str, str]]] = {}
+    for tap, path, name in names:
+        if name.strip():
+            groups.setdefault(skeleton(name), []).append((tap, path, name))
+    out: Dict[Tuple[str, str], Finding] = {}
+    for sk, members in groups.items():
+        if len(members) < 2:
+            continue
+        for tap, path, name in members:
+            folded = _folded(name)
+            if folded == sk:
+                continue  # nothing in it reads as something else
+            others = sorted({(t, n) for t, _, n in members if t != tap and _folded(n) != folded})
+            if others:
+                t, n = others[0]
+                out[(tap, path)] = Finding(
+                    "lookalike",
+                    "high",
+                    path,
+                    0,
+                    f"the name reads as {escape(clip(n, 80))!r} in tap {t!r} but is not it",
+                    escape(clip(name, EXCERPT_CHARS)),
+                )
+    return out
