@@ -29,6 +29,7 @@ import math
 import zlib
 from array import array
 from bisect import bisect_left, insort
+from itertools import compress
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from boost_cli.core import bm25
@@ -43,7 +44,8 @@ _SEED = 4  # contents scored exactly up front, beyond k, to raise the k-th
 # A tier whose lists hold fewer postings than this is scored whole: skipping lists saves
 # less than looking postings up again for the contents they touch.
 SKIP_MIN = 4096
-_PROBE_COST = 2  # a bisection into a list, in postings scored whole
+_PROBE_COST = 8  # a bisection into a list, in postings scored whole
+_PROBES = 48  # contents a sparse tier probes, about (the ones their partial sums cannot rule out)
 
 Ranked = Tuple[float, int, int]  # (score, global content id, its best global chunk or -1)
 
@@ -65,8 +67,7 @@ def query_terms(gen: Generation, weights: Mapping[str, float], alpha: float) -> 
         if weight <= 0.0:
             continue
         tb = term.encode("utf-8")
-        crc = zlib.crc32(tb)
-        rows = [tier.find(tb, crc) for tier in gen.tiers]
+        rows = gen.term_rows(tb, zlib.crc32(tb))
         df = sum(r.live for r in rows if r is not None)
         fdf = sum(r.flive for r in rows if r is not None)
         w = bm25.idf(df, gen.n) * weight if df else 0.0
@@ -232,13 +233,11 @@ class _TierRanker:
         self.cb, self.ob = gen.tier_chunk_base[t], gen.tier_content_base[t]
         self.max_n = gen.max_chunks(t)
         self.bound = _bound(how, self.max_n)
+        self.chunk_params, self.field_params = chunk_params, field_params
         self.rows = gen.chunk_rows(t, *chunk_params)
-        lengths = gen.length_rows(*chunk_params)
-        flengths = gen.field_length_rows(*field_params)
         self.frows = gen.field_rows(t, *field_params) if any(q.wf for q in terms) else []
-        self.chunk_lists: Dict[int, Tuple[array[int], bytes]] = {}
-        self.field_lists: Dict[int, Tuple[array[int], bytes]] = {}
         self.evaluated: Set[int] = set()
+        self._probe: Optional[Tuple[List[Tuple[array[int], bytes, int, float]], ...]] = None
         # (upper bound, 0 chunk / 1 field, query term index)
         self.lists: List[Tuple[float, int, int]] = []
         for qi, q in enumerate(terms):
@@ -246,10 +245,10 @@ class _TierRanker:
             if row is None:
                 continue
             if q.w and row.n:
-                best = max(lengths[dl][tf] for tf, dl in self.tier.frontier(row))
+                best = gen.list_bound(t, row, False, *chunk_params)
                 self.lists.append((_up(best * q.w), 0, qi))
             if q.wf and row.fn:
-                best = max(flengths[dl][tf] for tf, dl in self.tier.field_frontier(row))
+                best = gen.list_bound(t, row, True, *field_params)
                 self.lists.append((_up(best * q.wf), 1, qi))
         self.lists.sort(key=lambda x: (-x[0], x[1], x[2]))
 
@@ -268,21 +267,16 @@ class _TierRanker:
         assert row is not None
         return row.n if kind == 0 else row.fn
 
+    def _row(self, qi: int) -> Row:
+        row = self.terms[qi].rows[self.t]
+        assert row is not None
+        return row
+
     def _chunks(self, qi: int) -> Tuple[array[int], bytes]:
-        got = self.chunk_lists.get(qi)
-        if got is None:
-            row = self.terms[qi].rows[self.t]
-            assert row is not None
-            got = self.chunk_lists[qi] = self.tier.chunk_postings(row)
-        return got
+        return self.gen.chunk_list(self.t, self._row(qi))
 
     def _fields(self, qi: int) -> Tuple[array[int], bytes]:
-        got = self.field_lists.get(qi)
-        if got is None:
-            row = self.terms[qi].rows[self.t]
-            assert row is not None
-            got = self.field_lists[qi] = self.tier.field_postings(row)
-        return got
+        return self.gen.field_list(self.t, self._row(qi))
 
     def run(self) -> None:
         """Rank this tier's contents into the shared top k (module docstring)."""
@@ -299,32 +293,34 @@ class _TierRanker:
 
     def _sparse_pays(self, postings: int) -> bool:
         """Whether skipping the lists the k-th best score so far makes non-essential saves
-        more than it costs: each posting of the essential lists may make a candidate whose
-        exact score probes every list."""
+        more than it costs: the skipped postings against the probes (a bisection into
+        every list) of the candidates whose bound from their partial sums still reaches
+        the k-th best — about `_PROBES` of them a tier, whatever the lists' lengths."""
         skip = self._non_essential()
-        scored = sum(self._length(kind, qi) for _, kind, qi in self.lists if (kind, qi) not in skip)
-        return bool(skip) and scored * (1 + _PROBE_COST * len(self.lists)) < postings
+        skipped = sum(self._length(kind, qi) for _, kind, qi in self.lists if (kind, qi) in skip)
+        return bool(skip) and skipped >= _PROBE_COST * _PROBES * len(self.lists)
 
     def _accumulate(
         self, lists: Sequence[Tuple[float, int, int]]
     ) -> Tuple[array[float], Dict[int, float], List[array[int]]]:
         """Score ``lists`` whole, in the given order: chunk partial sums (an array over the
         tier's chunks), field partial sums (by tier-local content) and the lists' chunk ids."""
-        terms, rows, frows = self.terms, self.rows, self.frows
+        terms, gen, t, rows, frows = self.terms, self.gen, self.t, self.rows, self.frows
         acc = array("d", bytes(8 * self.tier.chunks))
         facc: Dict[int, float] = {}
+        get = facc.get
         scored: List[array[int]] = []
         for _, kind, qi in lists:
+            row = self._row(qi)
             if kind == 0:
-                ids, tfs = self._chunks(qi)
+                ids, tfs = gen.chunk_list(t, row)
                 w = terms[qi].w
                 for c, tf in zip(ids, tfs):
                     acc[c] += rows[c][tf] * w
                 scored.append(ids)
             else:
-                fids, ftfs = self._fields(qi)
+                fids, ftfs = gen.field_list(t, row)
                 wf = terms[qi].wf
-                get = facc.get
                 for g, tf in zip(fids, ftfs):
                     facc[g] = get(g, 0.0) + frows[g][tf] * wf
         return acc, facc, scored
@@ -350,7 +346,31 @@ class _TierRanker:
         acc, facc, scored = self._accumulate(essential)
         r = sum(ub for ub, kind, _ in skipped if kind == 0)
         f = sum(ub for ub, kind, _ in skipped if kind == 1)
-        self._candidates(acc, facc, scored, r, f, self._exact)
+        top, group, how, accept = self.top, self.group, self.how, self.accept
+        first, cb, ob, evaluated = self.gen.content_first, self.cb, self.ob, self.evaluated
+
+        def probe(gcid: int) -> None:
+            """Score ``gcid`` exactly unless its bound from the partial sums (each chunk's
+            plus ``r``, aggregated as its score is; its field's plus ``f``) is below the
+            k-th best or its group's best: far tighter than ``bound(best chunk + r, n)``,
+            whose ``T ln n`` counts every chunk as the best, and no list is read."""
+            if accept is not None and not accept(gcid):
+                evaluated.add(gcid)
+                return
+            a, z = first[gcid] - cb, first[gcid + 1] - cb
+            ub = facc.get(gcid - ob, 0.0) + f
+            if z > a:
+                vals = [x + r for x in acc[a:z]] if r else acc[a:z].tolist()
+                if max(vals) > 0.0:
+                    ub += _slice_part(vals, how)[0]
+            ub = _up(ub)
+            cur = top.best.get(group[gcid] if group is not None else gcid)
+            if top.kth() > ub or (cur is not None and cur[0] > ub):
+                evaluated.add(gcid)  # the k-th best and a group's best only rise
+                return
+            self._exact(gcid)
+
+        self._candidates(acc, facc, scored, r, f, probe)
 
     def _local_range(self, gcid: int) -> Tuple[int, int]:
         first = self.gen.content_first
@@ -414,8 +434,9 @@ class _TierRanker:
         owner = gen.tier_chunk_content(self.t).__getitem__
         sample: List[float] = []
         step = depth = 1
+        postings = sum(map(len, scored))
         if top.kth() == -math.inf:  # no k-th best yet to cut by: estimate a cut-off
-            step = max(1, sum(map(len, scored)) // 2048)
+            step = max(1, postings // 2048)
             sample = sorted([acc[c] for ids in scored for c in ids[::step]], reverse=True)
             depth = 32 * top.k // step + 1
         best: Dict[int, int] = {}
@@ -425,7 +446,10 @@ class _TierRanker:
             # Below this no chunk can lift its content past the k-th best: the last cut.
             last = _floor(how, kth - f, self.max_n) - r if kth > -math.inf else -math.inf
             cut = max(cut, last)
-            chunks = list(dict.fromkeys([c for ids in scored for c in ids if acc[c] >= cut]))
+            if cut > 0.0 and postings > 2 * len(acc):  # one C-level pass over the sums
+                chunks = list(compress(range(len(acc)), map(cut.__le__, acc)))
+            else:  # only chunks with a scored posting have a sum above 0
+                chunks = list(dict.fromkeys([c for ids in scored for c in ids if acc[c] >= cut]))
             chunks.sort(key=acc.__getitem__, reverse=True)
             best = dict(zip(reversed(list(map(owner, chunks))), reversed(chunks)))
             best.pop(DEAD, None)
@@ -490,32 +514,46 @@ class _TierRanker:
 
     def _exact(self, gcid: int) -> None:
         """Score content ``gcid`` exactly from its postings alone and offer it: one
-        bisection into each list, its postings added in query order (as `accumulate`)."""
+        bisection into each list, its postings added in query order (as `accumulate`:
+        the chunk sums and the field sum are apart, each in query order)."""
         self.evaluated.add(gcid)
         if self.accept is not None and not self.accept(gcid):
             return
+        if self._probe is None:
+            self._probe = self._probe_lists()
+        chunk_lists, field_lists = self._probe
         a, z = self._local_range(gcid)
         g = gcid - self.ob
         rows, frows = self.rows, self.frows
         vals = [0.0] * (z - a)
+        for ids, tfs, n, w in chunk_lists:
+            i = bisect_left(ids, a)
+            if i < n and ids[i] < z:
+                j = bisect_left(ids, z, i)
+                for c, tf in zip(ids[i:j], tfs[i:j]):
+                    vals[c - a] += rows[c][tf] * w
         field: Optional[float] = None
+        for fids, ftfs, n, wf in field_lists:
+            j = bisect_left(fids, g)
+            if j < n and fids[j] == g:
+                field = (field or 0.0) + frows[g][ftfs[j]] * wf
+        self._offer(gcid, vals, field)
+
+    def _probe_lists(self) -> Tuple[List[Tuple[array[int], bytes, int, float]], ...]:
+        """Every chunk list and every field list of this tier, in query order, with its
+        length and weight: what `_exact` bisects (read once per query and tier)."""
+        chunk_lists, field_lists = [], []
         for qi, q in enumerate(self.terms):
             row = q.rows[self.t]
             if row is None:
                 continue
             if q.w and row.n:
                 ids, tfs = self._chunks(qi)
-                i, n = bisect_left(ids, a), len(ids)
-                while i < n and ids[i] < z:
-                    c = ids[i]
-                    vals[c - a] += rows[c][tfs[i]] * q.w
-                    i += 1
+                chunk_lists.append((ids, tfs, len(ids), q.w))
             if q.wf and row.fn:
                 fids, ftfs = self._fields(qi)
-                j = bisect_left(fids, g)
-                if j < len(fids) and fids[j] == g:
-                    field = (field or 0.0) + frows[g][ftfs[j]] * q.wf
-        self._offer(gcid, vals, field)
+                field_lists.append((fids, ftfs, len(fids), q.wf))
+        return chunk_lists, field_lists
 
 
 def _slice_part(vals: List[float], how: str) -> Tuple[float, int]:
