@@ -45,7 +45,7 @@ _SEED = 4  # contents scored exactly up front, beyond k, to raise the k-th
 # less than looking postings up again for the contents they touch.
 SKIP_MIN = 4096
 _PROBE_COST = 8  # a bisection into a list, in postings scored whole
-_PROBES = 48  # contents a sparse tier probes, about (the ones their partial sums cannot rule out)
+_PROBES = 200  # contents a sparse tier probes, about (the ones their partial sums cannot rule out)
 
 Ranked = Tuple[float, int, int]  # (score, global content id, its best global chunk or -1)
 
@@ -237,7 +237,13 @@ class _TierRanker:
         self.rows = gen.chunk_rows(t, *chunk_params)
         self.frows = gen.field_rows(t, *field_params) if any(q.wf for q in terms) else []
         self.evaluated: Set[int] = set()
-        self._probe: Optional[Tuple[List[Tuple[array[int], bytes, int, float]], ...]] = None
+        self._table: Optional[Tuple[List[Tuple[array[int], bytes, int, float]], ...]] = None
+        self._partial: Tuple[array[float], Dict[int, float], float, float] = (
+            array("d"),
+            {},
+            0.0,
+            0.0,
+        )
         # (upper bound, 0 chunk / 1 field, query term index)
         self.lists: List[Tuple[float, int, int]] = []
         for qi, q in enumerate(terms):
@@ -281,8 +287,11 @@ class _TierRanker:
     def run(self) -> None:
         """Rank this tier's contents into the shared top k (module docstring)."""
         postings = sum(self._length(kind, qi) for _, kind, qi in self.lists)
-        if postings >= SKIP_MIN and self._sparse_pays(postings):
-            self._seed()  # a higher k-th best score: fewer essential lists
+        if postings < SKIP_MIN:
+            self._whole()
+            return
+        self._seed()  # a higher k-th best score (the first tier has none yet): fewer lists
+        if self._sparse_pays(postings):
             skip = self._non_essential()
             self._sparse(
                 [x for x in self.lists if (x[1], x[2]) not in skip],
@@ -346,31 +355,38 @@ class _TierRanker:
         acc, facc, scored = self._accumulate(essential)
         r = sum(ub for ub, kind, _ in skipped if kind == 0)
         f = sum(ub for ub, kind, _ in skipped if kind == 1)
-        top, group, how, accept = self.top, self.group, self.how, self.accept
-        first, cb, ob, evaluated = self.gen.content_first, self.cb, self.ob, self.evaluated
+        self._partial = (acc, facc, r, f)
 
         def probe(gcid: int) -> None:
-            """Score ``gcid`` exactly unless its bound from the partial sums (each chunk's
-            plus ``r``, aggregated as its score is; its field's plus ``f``) is below the
-            k-th best or its group's best: far tighter than ``bound(best chunk + r, n)``,
-            whose ``T ln n`` counts every chunk as the best, and no list is read."""
-            if accept is not None and not accept(gcid):
-                evaluated.add(gcid)
-                return
-            a, z = first[gcid] - cb, first[gcid + 1] - cb
-            ub = facc.get(gcid - ob, 0.0) + f
-            if z > a:
-                vals = [x + r for x in acc[a:z]] if r else acc[a:z].tolist()
-                if max(vals) > 0.0:
-                    ub += _slice_part(vals, how)[0]
-            ub = _up(ub)
-            cur = top.best.get(group[gcid] if group is not None else gcid)
-            if top.kth() > ub or (cur is not None and cur[0] > ub):
-                evaluated.add(gcid)  # the k-th best and a group's best only rise
-                return
-            self._exact(gcid)
+            if self._probe_bound(gcid):
+                self._exact(gcid)
 
         self._candidates(acc, facc, scored, r, f, probe)
+
+    def _probe_bound(self, gcid: int) -> bool:
+        """Whether content ``gcid`` must be scored exactly (sparse tiers): not when it
+        fails the filters, or when its bound from the partial sums — each chunk's plus
+        ``r``, aggregated as its score is, and its field's plus ``f`` — is below the k-th
+        best or its group's best. Far tighter than ``bound(best chunk + r, n)``, whose
+        ``T ln n`` counts every chunk as the best, and no list is read. A content left
+        out is marked evaluated: the k-th best and a group's best only rise."""
+        acc, facc, r, f = self._partial
+        if self.accept is not None and not self.accept(gcid):
+            self.evaluated.add(gcid)
+            return False
+        a, z = self._local_range(gcid)
+        ub = facc.get(gcid - self.ob, 0.0) + f
+        if z > a:
+            vals = [x + r for x in acc[a:z]] if r else acc[a:z].tolist()
+            if max(vals) > 0.0:
+                ub += _slice_part(vals, self.how)[0]
+        ub = _up(ub)
+        top, group = self.top, self.group
+        cur = top.best.get(group[gcid] if group is not None else gcid)
+        if top.kth() > ub or (cur is not None and cur[0] > ub):
+            self.evaluated.add(gcid)
+            return False
+        return True
 
     def _local_range(self, gcid: int) -> Tuple[int, int]:
         first = self.gen.content_first
@@ -519,9 +535,9 @@ class _TierRanker:
         self.evaluated.add(gcid)
         if self.accept is not None and not self.accept(gcid):
             return
-        if self._probe is None:
-            self._probe = self._probe_lists()
-        chunk_lists, field_lists = self._probe
+        if self._table is None:
+            self._table = self._probe_lists()
+        chunk_lists, field_lists = self._table
         a, z = self._local_range(gcid)
         g = gcid - self.ob
         rows, frows = self.rows, self.frows
