@@ -430,13 +430,13 @@ def cold(home: Path, trees: Dict[str, Path], runs: int, which: Sequence[str]) ->
 # --------------------------------------------------------------------------- rankings
 
 
-def dump_child(home: Path, k: int, out_path: Path) -> None:
+def dump_child(home: Path, k: int, out_path: Path, engine: str = "bm25") -> None:
     """Every shape's full ranking (ids, scores, copies, snippets): a file to diff."""
     os.environ["BOOST_HOME"] = str(home)
     from boost_cli.core import retrieval
 
     engines = retrieval.Engines()
-    choice = retrieval.get_retriever("bm25", engines=engines)
+    choice = retrieval.get_retriever(engine, engines=engines)
     with open(out_path, "w", encoding="utf-8") as fh:
         for shape, qs in shapes().items():
             for q in qs:
@@ -534,6 +534,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--dump", type=Path, help="write every shape's rankings here and stop")
     ap.add_argument("--k", type=int, default=100, help="with --dump: the deepest k")
+    ap.add_argument("--engine", default="bm25", help="with --dump: bm25 or hybrid")
     ap.add_argument("--warm-child", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.warm_child:
@@ -543,7 +544,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"no dev set at {EVAL}; nothing to measure", file=sys.stderr)
         return 0
     if args.dump:
-        dump_child(args.home[0], args.k, args.dump)
+        dump_child(args.home[0], args.k, args.dump, args.engine)
         return 0
     trees = parse_trees(args.tree)
     which = [s for s in args.shapes.split(",") if s]

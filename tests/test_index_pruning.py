@@ -120,9 +120,15 @@ def check(
 
 
 def force_sparse(monkeypatch: pytest.MonkeyPatch) -> Dict[str, int]:
-    """Take MaxScore with every skippable list skipped, and count the probes."""
+    """Take MaxScore wherever a list can be skipped — in the first tier too, after the
+    seed has set a k-th best — and count the probes."""
     monkeypatch.setattr(ranking, "SKIP_MIN", 0)
-    monkeypatch.setattr(ranking, "_PROBE_COST", 0)
+
+    def pays(self: ranking._TierRanker, postings: int) -> bool:
+        self._seed()
+        return bool(self._non_essential())
+
+    monkeypatch.setattr(ranking._TierRanker, "_sparse_pays", pays)
     counts = {"sparse": 0, "exact": 0, "ruled_out": 0}
     real_sparse, real_exact = ranking._TierRanker._sparse, ranking._TierRanker._exact
 
@@ -200,7 +206,7 @@ def test_the_warm_caches_change_no_ranking_and_follow_a_rebuild(tmp_path: Path) 
     fresh = [open_reader().query(weights=query_weights(*q), k=8) for q in queries]
     assert first == again == fresh
     gen = generation(warm)
-    assert gen._postings.size > 0 and len(gen._terms) > 0
+    assert len(gen._bounds) > 0 and len(gen._terms) > 0
     # A rebuild with one tap changed: the warm reader opens the new generation, whose
     # caches start empty, and answers as a reader opened afterwards does.
     files = {"zz/SKILL.md": " ".join(WORDS) + " brand new words\n"}

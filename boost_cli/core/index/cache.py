@@ -1,21 +1,20 @@
-"""What an opened generation keeps between queries: the query terms' dictionary rows,
-their lists' upper bounds and the lists decoded, so a warm query (``boost mcp``) neither
-looks up nor reads again what an earlier query did (common terms come back).
+"""What an opened generation keeps between queries: the query terms' dictionary rows
+(one look-up per tier each) and their lists' upper bounds (a frontier read each), so a
+warm query (``boost mcp``) does not look up again what an earlier one did: common terms
+come back. Values are exactly what `Tier.find` and the frontier give.
 
-Bounded: the least recently used items are dropped once they pass a budget
-(`POSTINGS_BUDGET` postings, 3-5 bytes each; `TERMS_BUDGET` terms). Values are exactly
-what `Tier.find`, `Tier.chunk_postings` and the frontier give, so no ranking changes.
-
-Not kept: each posting's tf-part as a double. Measured: building them costs as much as
-scoring the list once from the rows, and a stream of queries whose lists pass the budget
-rebuilds them every time (1.3x slower than the rows).
+Not kept (measured, issue 21): the posting lists themselves, and each posting's tf-part
+as a double. A stream of agent queries reads ~70 k postings a query at 1x and ~1 M at
+10x, so any budget worth its memory is thrashed; building the doubles costs as much as
+scoring the list once, so a thrashed cache made queries 1.3x slower, and a kept list
+saved only its read (a ``pread`` and a copy, cheap next to scoring it).
 """
 
 from __future__ import annotations
 
 from typing import Dict, Generic, Hashable, Optional, Tuple, TypeVar
 
-POSTINGS_BUDGET = 1 << 22  # ~4 M postings, ~16 MB at most (a dev query at 10x reads ~1 M)
+BOUNDS_BUDGET = 1 << 16  # lists' bounds (a term in each tier: 29 tiers at 10x)
 TERMS_BUDGET = 1 << 14  # dictionary rows of this many query terms
 
 V = TypeVar("V")

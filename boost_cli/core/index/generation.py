@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from operator import getitem
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from boost_cli.core import bm25
-from boost_cli.core.index.cache import POSTINGS_BUDGET, TERMS_BUDGET, Lru
+from boost_cli.core.index.cache import BOUNDS_BUDGET, TERMS_BUDGET, Lru
 from boost_cli.core.index.container import Container
 from boost_cli.core.index.layout import MANIFEST, MERGE_MAGIC, damaged
 from boost_cli.core.index.params import IndexParams
@@ -140,7 +139,7 @@ class Generation:
         self._tables: Dict[Tuple[str, float, float], _Rows] = {}
         self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
         self._by_hash: Optional[Dict[str, int]] = None
-        self._postings: Lru[Any] = Lru(POSTINGS_BUDGET)  # decoded lists, their tf-parts
+        self._bounds: Lru[float] = Lru(BOUNDS_BUDGET)  # a list's best tf-part
         self._terms: Lru[List[Optional[Row]]] = Lru(TERMS_BUDGET)  # term → row per tier
         self._seen: Lru[bool] = Lru(TERMS_BUDGET)  # lists scored once: tf-parts next time
 
@@ -172,70 +171,27 @@ class Generation:
         return rows
 
     def chunk_list(self, t: int, row: Row) -> Postings:
-        """Tier ``t``'s chunk postings of ``row`` (`Tier.chunk_postings`), kept decoded."""
-        key = (0, t, row.first)
-        got = self._postings.get(key)
-        if got is None:
-            got = self._postings.put(key, self.tiers[t].chunk_postings(row), row.n)
-        return got  # type: ignore[no-any-return]
+        """Tier ``t``'s chunk postings of ``row`` (`Tier.chunk_postings`), read on each
+        call: not kept between queries (`cache`: why)."""
+        return self.tiers[t].chunk_postings(row)
 
     def field_list(self, t: int, row: Row) -> Postings:
-        """Tier ``t``'s entry-field postings of ``row`` (`Tier.field_postings`), kept."""
-        key = (1, t, row.ffirst)
-        got = self._postings.get(key)
-        if got is None:
-            got = self._postings.put(key, self.tiers[t].field_postings(row), row.fn)
-        return got  # type: ignore[no-any-return]
-
-    def chunk_parts(
-        self, t: int, row: Row, k1: float, b: float
-    ) -> Optional[Tuple[array[int], array[float]]]:
-        """The chunk ids of ``row`` in tier ``t`` and each posting's tf-part
-        (``chunk_rows(t, k1, b)[id][tf]``, the same floats), kept; None the first time a
-        list is asked for (building them costs as much as scoring it once with the rows,
-        so only a list that comes back — a common term — is worth them)."""
-        return self._parts(
-            (2, t, row.first, k1, b),
-            row.n,
-            lambda: self.chunk_list(t, row),
-            lambda: self.chunk_rows(t, k1, b),
-        )
-
-    def field_parts(
-        self, t: int, row: Row, k1: float, b: float
-    ) -> Optional[Tuple[array[int], array[float]]]:
-        """`chunk_parts` of ``row``'s entry-field postings (content ids, field tf-parts)."""
-        return self._parts(
-            (3, t, row.ffirst, k1, b),
-            row.fn,
-            lambda: self.field_list(t, row),
-            lambda: self.field_rows(t, k1, b),
-        )
-
-    def _parts(self, key: Tuple[Any, ...], n: int, postings: Any, rows: Any) -> Any:
-        got = self._postings.get(key)
-        if got is None:
-            if self._seen.get(key) is None:
-                self._seen.put(key, True)
-                return None
-            ids, tfs = postings()
-            parts = array("d", map(getitem, map(rows().__getitem__, ids), tfs))
-            got = self._postings.put(key, (ids, parts), n)
-        return got
+        """Tier ``t``'s entry-field postings of ``row`` (`Tier.field_postings`)."""
+        return self.tiers[t].field_postings(row)
 
     def list_bound(self, t: int, row: Row, field: bool, k1: float, b: float) -> float:
         """The best tf-part of a term's chunk (or field) postings in tier ``t``: the best
         of its frontier points', kept."""
         key = (4 + field, t, row.ffront if field else row.front, k1, b)
-        got = self._postings.get(key)
+        got = self._bounds.get(key)
         if got is None:
             tier = self.tiers[t]
             if field:
                 lengths, points = self.field_length_rows(k1, b), tier.field_frontier(row)
             else:
                 lengths, points = self.length_rows(k1, b), tier.frontier(row)
-            got = self._postings.put(key, max(lengths[dl][tf] for tf, dl in points), 1)
-        return got  # type: ignore[no-any-return]
+            got = self._bounds.put(key, max(lengths[dl][tf] for tf, dl in points))
+        return got
 
     def chunk_rows(self, t: int, k1: float, b: float) -> List[_TfRow]:
         """Tier ``t``'s chunks (tier-local ids) → the tf-part row for their length.

@@ -44,8 +44,7 @@ _SEED = 4  # contents scored exactly up front, beyond k, to raise the k-th
 # A tier whose lists hold fewer postings than this is scored whole: skipping lists saves
 # less than looking postings up again for the contents they touch.
 SKIP_MIN = 4096
-_PROBE_COST = 8  # a bisection into a list, in postings scored whole
-_PROBES = 200  # contents a sparse tier probes, about (the ones their partial sums cannot rule out)
+_PROBE_COST = 2  # a bisection into a list, in postings scored whole
 
 Ranked = Tuple[float, int, int]  # (score, global content id, its best global chunk or -1)
 
@@ -236,6 +235,8 @@ class _TierRanker:
         self.chunk_params, self.field_params = chunk_params, field_params
         self.rows = gen.chunk_rows(t, *chunk_params)
         self.frows = gen.field_rows(t, *field_params) if any(q.wf for q in terms) else []
+        self.chunk_lists: Dict[int, Tuple[array[int], bytes]] = {}  # read once a query
+        self.field_lists: Dict[int, Tuple[array[int], bytes]] = {}
         self.evaluated: Set[int] = set()
         self._table: Optional[Tuple[List[Tuple[array[int], bytes, int, float]], ...]] = None
         self._partial: Tuple[array[float], Dict[int, float], float, float] = (
@@ -279,19 +280,22 @@ class _TierRanker:
         return row
 
     def _chunks(self, qi: int) -> Tuple[array[int], bytes]:
-        return self.gen.chunk_list(self.t, self._row(qi))
+        got = self.chunk_lists.get(qi)
+        if got is None:
+            got = self.chunk_lists[qi] = self.gen.chunk_list(self.t, self._row(qi))
+        return got
 
     def _fields(self, qi: int) -> Tuple[array[int], bytes]:
-        return self.gen.field_list(self.t, self._row(qi))
+        got = self.field_lists.get(qi)
+        if got is None:
+            got = self.field_lists[qi] = self.gen.field_list(self.t, self._row(qi))
+        return got
 
     def run(self) -> None:
         """Rank this tier's contents into the shared top k (module docstring)."""
         postings = sum(self._length(kind, qi) for _, kind, qi in self.lists)
-        if postings < SKIP_MIN:
-            self._whole()
-            return
-        self._seed()  # a higher k-th best score (the first tier has none yet): fewer lists
-        if self._sparse_pays(postings):
+        if postings >= SKIP_MIN and self._sparse_pays(postings):
+            self._seed()  # a higher k-th best score: fewer essential lists
             skip = self._non_essential()
             self._sparse(
                 [x for x in self.lists if (x[1], x[2]) not in skip],
@@ -302,33 +306,34 @@ class _TierRanker:
 
     def _sparse_pays(self, postings: int) -> bool:
         """Whether skipping the lists the k-th best score so far makes non-essential saves
-        more than it costs: the skipped postings against the probes (a bisection into
-        every list) of the candidates whose bound from their partial sums still reaches
-        the k-th best — about `_PROBES` of them a tier, whatever the lists' lengths."""
+        more than it costs: each posting of the essential lists may make a candidate whose
+        exact score probes every list. Measured on the dev queries (docs/benchmarks.md,
+        issue 21): MaxScore costs more than it saves whenever it skips less than this
+        says, at 1x and at 10x — the `lse` slack keeps most lists essential and each
+        candidate's probe bisects every list."""
         skip = self._non_essential()
-        skipped = sum(self._length(kind, qi) for _, kind, qi in self.lists if (kind, qi) in skip)
-        return bool(skip) and skipped >= _PROBE_COST * _PROBES * len(self.lists)
+        scored = sum(self._length(kind, qi) for _, kind, qi in self.lists if (kind, qi) not in skip)
+        return bool(skip) and scored * (1 + _PROBE_COST * len(self.lists)) < postings
 
     def _accumulate(
         self, lists: Sequence[Tuple[float, int, int]]
     ) -> Tuple[array[float], Dict[int, float], List[array[int]]]:
         """Score ``lists`` whole, in the given order: chunk partial sums (an array over the
         tier's chunks), field partial sums (by tier-local content) and the lists' chunk ids."""
-        terms, gen, t, rows, frows = self.terms, self.gen, self.t, self.rows, self.frows
+        terms, rows, frows = self.terms, self.rows, self.frows
         acc = array("d", bytes(8 * self.tier.chunks))
         facc: Dict[int, float] = {}
         get = facc.get
         scored: List[array[int]] = []
         for _, kind, qi in lists:
-            row = self._row(qi)
             if kind == 0:
-                ids, tfs = gen.chunk_list(t, row)
+                ids, tfs = self._chunks(qi)
                 w = terms[qi].w
                 for c, tf in zip(ids, tfs):
                     acc[c] += rows[c][tf] * w
                 scored.append(ids)
             else:
-                fids, ftfs = gen.field_list(t, row)
+                fids, ftfs = self._fields(qi)
                 wf = terms[qi].wf
                 for g, tf in zip(fids, ftfs):
                     facc[g] = get(g, 0.0) + frows[g][tf] * wf
