@@ -270,7 +270,7 @@ def warm(home: Path, trees: Dict[str, Path], repeats: int, which: Sequence[str])
 # --------------------------------------------------------------------------- MCP server CPU
 
 
-def _proc_cpu_ns(pid: int) -> int:
+def proc_cpu_ns(pid: int) -> int:
     """Nanoseconds the process's threads have run on a CPU (``schedstat``), or its
     utime + stime in clock ticks converted when schedstat is unavailable."""
     total = 0
@@ -333,11 +333,11 @@ class Server:
             args["kind"] = q["kind"]
         if q["keywords"]:
             args["keywords"] = q["keywords"]
-        c0 = _proc_cpu_ns(self.proc.pid)
+        c0 = proc_cpu_ns(self.proc.pid)
         t0 = time.perf_counter()
         reply = self.request("tools/call", {"name": "boost_search", "arguments": args})
         wall = (time.perf_counter() - t0) * 1000
-        cpu = (_proc_cpu_ns(self.proc.pid) - c0) / 1e6
+        cpu = (proc_cpu_ns(self.proc.pid) - c0) / 1e6
         if reply["result"].get("isError"):
             raise RuntimeError(f"boost_search {args!r}: {reply['result']['content'][0]['text']}")
         return wall, cpu
