@@ -17,8 +17,10 @@ best group score: ``bound(R, most chunks) + F`` (R, F: what the lists left could
 After each such list the best few contents seen are scored exactly, to raise the k-th.
 Then the contents with a scored posting, in decreasing bound ``bound(best chunk + R,
 their chunks) + field so far + F``, are scored exactly until the k-th best beats the next
-bound. An exact score reads every query term's postings of the content (a bisection in
-each list) and adds them in query order, and aggregates its chunks in chunk order: the
+bound; in a tier scored sparse, a candidate is first bounded from its partial sums (every
+chunk's plus what the skipped lists could add, aggregated as its score is: `_probe_bound`)
+and left out unread when that cannot reach the k-th best. An exact score reads every query
+term's postings of the content (a bisection in each list) and adds them in query order, and aggregates its chunks in chunk order: the
 same floating-point operations as `accumulate`, so the scores are identical, not close.
 """
 
