@@ -178,7 +178,7 @@ VARIANTS = (
 
 
 def run_variants(
-    data: Path, split: str, variants: Sequence[Variant], work: Path
+    data: Path, split: str, variants: Sequence[Variant], work: Path, dump: Optional[Path] = None
 ) -> List[Dict[str, Any]]:
     os.environ["BOOST_HOME"] = str(work / "home")
     from boost_cli.core import index, registry
@@ -211,6 +211,7 @@ def run_variants(
         if reader is None:
             raise SystemExit("no index after the build")
         run: Dict[str, List[str]] = {}
+        scored: Dict[str, List[List[str]]] = {}
         times = []
         for qid in qrels:
             t0 = time.perf_counter()
@@ -219,7 +220,12 @@ def run_variants(
             )
             times.append((time.perf_counter() - t0) * 1000)
             run[qid] = [doc_id(h.entry.path) for h in hits]
+            scored[qid] = [[doc_id(h.entry.path), repr(h.score)] for h in hits]
         reader.close()
+        if dump is not None:  # the whole ranking, to compare two versions exactly
+            with open(dump, "a", encoding="utf-8") as fh:
+                for qid in qrels:
+                    fh.write(json.dumps({"variant": v.name, "id": qid, "hits": scored[qid]}) + "\n")
         scores = evaluate(run, qrels)
         results.append(
             {
@@ -252,6 +258,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--split", default="test", help="qrels split (default: test)")
     ap.add_argument("--data", type=Path, default=DATA, help="the BEIR scifact folder")
     ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--dump", type=Path, help="write every query's top 100 (ids, scores) here")
+    ap.add_argument("--first", type=int, help="run only the first N variants (1: the defaults)")
     args = ap.parse_args(argv)
     needed = [args.data / "corpus.jsonl", args.data / "queries.jsonl"]
     needed.append(args.data / "qrels" / f"{args.split}.tsv")
@@ -260,7 +268,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"no BEIR data ({', '.join(missing)} missing); nothing to do", file=sys.stderr)
         return 0
     with tempfile.TemporaryDirectory(prefix="boost-beir-") as tmp:
-        results = run_variants(args.data, args.split, VARIANTS, Path(tmp))
+        if args.dump is not None:
+            args.dump.write_text("")
+        variants = VARIANTS[: args.first] if args.first else VARIANTS
+        results = run_variants(args.data, args.split, variants, Path(tmp), args.dump)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0

@@ -17,7 +17,9 @@ the ratio is of the medians):
 - the index's size on disk;
 - cold ``boost search "<query>" --no-rerank``: whole process, dev queries in turn;
 - warm in-process queries: through ``search.run`` (the pipeline: taps, index open,
-  retrieve, collapse, why) and through ``IndexReader.query`` alone (k=60, snippets).
+  retrieve, collapse, why) and through ``IndexReader.query`` alone (k=60, snippets);
+  and ``search.run`` over the shapes agents send (scripts/query_shapes.py: the dev tasks
+  as written, with the agent's keywords, with the recorded LLM expansion), wall and CPU.
 
 Subprocesses run with a bytecode cache (PYTHONPYCACHEPREFIX in the temporary folder,
 PYTHONDONTWRITEBYTECODE unset), as an installed boost has; a warm-up run fills it.
@@ -413,7 +415,7 @@ def bench_warm(s: Setup, queries: Sequence[Dict[str, Any]], repeats: int) -> Dic
     --no-rerank`` calls it (engine bm25, limit 10: it retrieves 10), and
     ``IndexReader.query`` alone with k=10 and with k=60 (the pool a reranker gets)."""
     os.environ["BOOST_HOME"] = str(s.home)
-    from boost_cli.core import index, search
+    from boost_cli.core import index, retrieval, search
 
     def pipeline(q: Dict[str, Any]) -> None:
         search.run(search.SearchOptions(query=q["query"], rerank="none", engine="bm25"))
@@ -432,6 +434,36 @@ def bench_warm(s: Setup, queries: Sequence[Dict[str, Any]], repeats: int) -> Dic
 
     out: Dict[str, Any] = {"reader_open_ms": open_ms}
     tasks = (("search_run_ms", pipeline), ("reader_k10_ms", direct10), ("reader_k60_ms", direct60))
+    # The shapes agents send (scripts/query_shapes.py): the dev tasks as written with their
+    # kind, with the agent's keywords, with the recorded LLM expansion; wall and CPU.
+    import query_shapes
+
+    engines = retrieval.Engines()
+    for shape, qs in query_shapes.shapes().items():
+        if shape not in ("task", "keywords", "expanded"):
+            continue
+
+        def shaped(q: Dict[str, Any]) -> None:
+            opts = search.SearchOptions(
+                query=q["query"],
+                kind=q["kind"],
+                keywords=tuple(q["keywords"]),
+                rerank="none",
+                expand="none",
+                engine="bm25",
+            )
+            search.run(opts, engines=engines)
+
+        for q in qs:
+            shaped(q)
+        wall, cpu = [], []
+        for _ in range(repeats):
+            for q in qs:
+                t, c = time.perf_counter(), time.process_time()
+                shaped(q)
+                cpu.append((time.process_time() - c) * 1000)
+                wall.append((time.perf_counter() - t) * 1000)
+        out[f"shape_{shape}"] = {"wall_ms": wall, "cpu_ms": cpu}
     for name, fn in tasks:
         for q in queries:
             fn(q)
@@ -546,7 +578,15 @@ def report(raw: Dict[str, Any]) -> str:
     ]
     m = raw["machine"]
     c = raw["counts"]
+    shapes = [
+        f"warm search.run, {name[6:]}: wall median {statistics.median(v['wall_ms']):.1f} / p90 "
+        f"{percentile(v['wall_ms'], 90):.1f} ms, CPU {statistics.median(v['cpu_ms']):.1f} / "
+        f"{percentile(v['cpu_ms'], 90):.1f} ms"
+        for name, v in raw["warm"].items()
+        if name.startswith("shape_")
+    ]
     head = [
+        *shapes,
         f"{m['date']}  {m['platform']}  python {m['python']}  nproc {m['nproc']}",
         f"load average at start {m['load_start']}, at end {m['load_end']}",
         f"corpus: {c['taps']} taps, {c['entries']} entries, {c['chunks']} chunks, "

@@ -8,7 +8,7 @@ written → response line read) over varied queries: the dev-set queries of
 and max, and their ratio to ``python -c pass`` measured in the same run (so a figure from
 a busy or slow machine can be read against one from another).
 
-    python scripts/mcp_latency.py [--home DIR] [-n 100] [--json] [--check]
+    python scripts/mcp_latency.py [--home DIR] [-n 100] [--shape SHAPE] [--json] [--check]
     python scripts/mcp_latency.py --skills [--home DIR] [--passes 5] [--sample 200] [--json]
 
 ``--skills`` times the MCP Skills extension instead, as a 2026-07-28 client (no
@@ -22,6 +22,12 @@ skills served, refused by reason.
 Without ``--home`` it prepares a temporary home with scripts/corpus.py and
 ``boost reindex``. Skips (exit 0) when ../shared/corpus is absent. ``--check`` exits 1
 when the median misses ``--target-ms`` (default 15).
+
+Each call also records the **server's CPU time** (``/proc/<pid>/task/*/schedstat``,
+nanoseconds run; steadier than wall time on a shared machine). ``--shape`` sends one of
+scripts/query_shapes.py's shapes as written instead of the varied dev queries: ``task``
+(the dev queries with their kind), ``long``, ``keywords`` (with the agent's keywords),
+``expanded`` (with the recorded LLM expansion) or ``short``.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import corpus  # noqa: E402  (scripts/corpus.py: the shared corpus as local git repos)
+import query_shapes  # noqa: E402  (the query shapes and the server CPU reader)
 
 DEV = corpus.SHARED / "eval" / "dev.jsonl"
 KINDS: Tuple[Optional[str], ...] = (None, None, "skill", None, "workflow", "rule")
@@ -145,18 +152,39 @@ class Client:
         return self.proc.wait(timeout=30)
 
 
-def search(client: Client, args: Dict[str, Any]) -> float:
-    """One boost_search round trip, in ms; raises when the tool reports an error."""
+def search(client: Client, args: Dict[str, Any], cpu: Optional[List[float]] = None) -> float:
+    """One boost_search round trip, in ms (the server's CPU ms appended to ``cpu``);
+    raises when the tool reports an error."""
+    c0 = query_shapes.proc_cpu_ns(client.proc.pid)
     t0 = time.perf_counter()
     reply = client.request("tools/call", {"name": "boost_search", "arguments": args})
     ms = (time.perf_counter() - t0) * 1000
+    if cpu is not None:
+        cpu.append((query_shapes.proc_cpu_ns(client.proc.pid) - c0) / 1e6)
     result = reply["result"]
     if result.get("isError"):
         raise RuntimeError(f"boost_search {args!r} failed: {result['content'][0]['text']}")
     return ms
 
 
-def measure(home: Path, n: int, warmup: int) -> Dict[str, Any]:
+def shaped(shape: str, n: int) -> List[Dict[str, Any]]:
+    """``n`` boost_search argument sets of one query shape, cycled (limit 8)."""
+    qs = query_shapes.shapes().get(shape) or []
+    if not qs:
+        raise SystemExit(f"no queries of shape {shape!r} (is ../shared/eval there?)")
+    out = []
+    for i in range(n):
+        q = qs[i % len(qs)]
+        args: Dict[str, Any] = {"query": q["query"], "limit": query_shapes.MCP_LIMIT}
+        if q["kind"]:
+            args["kind"] = q["kind"]
+        if q["keywords"]:
+            args["keywords"] = q["keywords"]
+        out.append(args)
+    return out
+
+
+def measure(home: Path, n: int, warmup: int, shape: Optional[str] = None) -> Dict[str, Any]:
     base = queries()
     client = Client(home)
     try:
@@ -171,7 +199,9 @@ def measure(home: Path, n: int, warmup: int) -> Dict[str, Any]:
         client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         for args in list(varied(base, warmup)):
             search(client, args)
-        times = [search(client, args) for args in varied(base, n)]
+        calls = shaped(shape, n) if shape else list(varied(base, n))
+        cpu: List[float] = []
+        times = [search(client, args, cpu) for args in calls]
     finally:
         rc = client.close()
     startup = python_startup_ms()
@@ -186,6 +216,9 @@ def measure(home: Path, n: int, warmup: int) -> Dict[str, Any]:
         "p95_ms": round(p95, 2),
         "max_ms": round(ordered[-1], 2),
         "min_ms": round(ordered[0], 2),
+        "shape": shape or "varied",
+        "server_cpu_median_ms": round(statistics.median(cpu), 2),
+        "server_cpu_p90_ms": round(query_shapes.percentile(cpu, 90), 2),
         "python_startup_ms": round(startup, 2),
         "median_over_startup": round(median / startup, 3),
         "p95_over_startup": round(p95 / startup, 3),
@@ -339,6 +372,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--skills", action="store_true", help="time the Skills extension instead")
     ap.add_argument("--passes", type=int, default=5, help="--skills: warm skills/list passes")
     ap.add_argument("--sample", type=int, default=200, help="--skills: skills to get and read")
+    ap.add_argument("--shape", choices=query_shapes.SHAPES, help="send one query shape as written")
     args = ap.parse_args(argv)
     prepared = None
     if args.home is None:
@@ -354,7 +388,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             else:
                 print_skills(skill_figures)
             return 0
-        figures = measure(args.home, args.n, args.warmup)
+        figures = measure(args.home, args.n, args.warmup, args.shape)
     finally:
         if prepared is not None and not args.keep:
             shutil.rmtree(prepared, ignore_errors=True)
@@ -371,6 +405,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(
             f"  median {figures['median_ms']:.1f} ms   p95 {figures['p95_ms']:.1f} ms   "
             f"max {figures['max_ms']:.1f} ms   min {figures['min_ms']:.1f} ms"
+        )
+        print(
+            f"  server CPU per call: median {figures['server_cpu_median_ms']:.1f} ms   "
+            f"p90 {figures['server_cpu_p90_ms']:.1f} ms   (queries: {figures['shape']})"
         )
         print(
             f"  python -c pass: {figures['python_startup_ms']:.1f} ms   "

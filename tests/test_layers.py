@@ -34,8 +34,11 @@ LAZY_ALLOWED = {
     # A dense query never chunks: the text-unit code loads its parsers only to build.
     ("boost_cli.core.dense.units", "boost_cli.core.chunker"),
     ("boost_cli.core.dense.units", "boost_cli.core.frontmatter"),
-    # The LLM client loads only when a search may rerank.
+    # The LLM client loads only when a search may rerank or expand.
     ("boost_cli.core.search", "boost_cli.core.llm"),
+    ("boost_cli.core.search", "boost_cli.core.expand"),
+    # A search process never loads the build side (workers, subprocesses, the chunker).
+    ("boost_cli.core.index", "boost_cli.core.index.builder"),
     ("boost_cli.core.search", "boost_cli.core.rerank"),
     # Only a keyword-bound search asks whether an embedder is there, for its hint.
     ("boost_cli.core.search", "boost_cli.core.embed"),

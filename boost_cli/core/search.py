@@ -13,13 +13,16 @@ import os
 import re
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from boost_cli.core import config, expand, llm, paths, registry, retrieval
+from boost_cli.core import config, paths, registry, retrieval
 from boost_cli.core.errors import ConfigError, UsageError
 from boost_cli.core.models import KINDS, Hit, TapSnapshot
 from boost_cli.core.text import clip
 from boost_cli.core.tokenize import tokenize
+
+if TYPE_CHECKING:  # pragma: no cover - loaded when a search may use an LLM (start-up)
+    from boost_cli.core import expand, llm
 
 RERANK_POOL = 30  # candidates the reranker sees (docs/benchmarks.md: the pool that pays)
 WHY_CHARS = (
@@ -204,6 +207,8 @@ def will_rerank(opts: SearchOptions, client: Optional[llm.Client] = None) -> boo
     (an environment look-up and a PATH search: cheap enough to size the retrieval by)."""
     if opts.rerank == "none":
         return False
+    from boost_cli.core import llm
+
     return client is not None or opts.rerank != "auto" or llm.auto_backend() is not None
 
 
@@ -243,6 +248,8 @@ def _keywords(
         return opts.keywords, {"status": "skipped", "reason": "keywords given", "source": "caller"}
     if opts.expand == "none":
         return (), {"status": "off", "reason": "disabled"}
+    from boost_cli.core import expand, llm
+
     result = expand.expand(
         opts.query, backend=opts.expand, client=client, cache=cache or expand.ExpansionCache()
     )
@@ -310,6 +317,8 @@ def _rerank(
     if not ranked:
         return ranked, {"status": "skipped", "reason": "no candidates"}
     if not pool:  # auto mode and no LLM on this machine
+        from boost_cli.core import llm
+
         return ranked, {"status": "unavailable", "reason": llm.NO_LLM, "backend": None}
     from boost_cli.core import rerank
 

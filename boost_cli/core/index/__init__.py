@@ -23,11 +23,28 @@ Modules, in the order data flows through them:
 
 from __future__ import annotations
 
-from boost_cli.core.index.builder import BuildReport, TapSource, build
+from typing import TYPE_CHECKING, Any
+
 from boost_cli.core.index.layout import FORMAT_VERSION, MANIFEST, SEGMENTS
 from boost_cli.core.index.manifest import indexed_commits
 from boost_cli.core.index.params import AGGREGATIONS, COLLAPSE, IndexParams
 from boost_cli.core.index.reader import IndexReader, open_index
+
+if TYPE_CHECKING:  # pragma: no cover
+    from boost_cli.core.index.builder import BuildReport, TapSource, build
+
+_BUILDER = ("BuildReport", "TapSource", "build")
+
+
+def __getattr__(name: str) -> Any:
+    """The build side (`builder`: workers, subprocesses, the chunker) loads on first use,
+    so a search process never imports it."""
+    if name in _BUILDER:
+        from boost_cli.core.index import builder
+
+        return getattr(builder, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AGGREGATIONS",

@@ -16,11 +16,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from boost_cli.core import bm25
 from boost_cli.core.errors import IndexUnavailable
+from boost_cli.core.index.cache import BOUNDS_BUDGET, TERMS_BUDGET, Lru
 from boost_cli.core.index.container import Container
 from boost_cli.core.index.layout import MANIFEST, MERGE_MAGIC, damaged, segment_damaged
 from boost_cli.core.index.params import IndexParams
+from boost_cli.core.index.postings import Row
 from boost_cli.core.index.segment import Segment, resolve_root
 from boost_cli.core.index.tier import Tier
+
+Postings = Tuple["array[int]", bytes]  # ids (ascending) and tfs of one list
 
 
 class _TfRow(Dict[int, float]):
@@ -136,6 +140,9 @@ class Generation:
         self._tables: Dict[Tuple[str, float, float], _Rows] = {}
         self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
         self._by_hash: Optional[Dict[str, int]] = None
+        self._bounds: Lru[float] = Lru(BOUNDS_BUDGET)  # a list's best tf-part
+        self._terms: Lru[List[Optional[Row]]] = Lru(TERMS_BUDGET)  # term → row per tier
+        self._seen: Lru[bool] = Lru(TERMS_BUDGET)  # lists scored once: tf-parts next time
 
     def close(self) -> None:
         for c in self._open:
@@ -160,6 +167,36 @@ class Generation:
                 raise damaged(f"{seg.c.path.name} does not match the manifest")
             self._segments[s] = seg
         return seg
+
+    def term_rows(self, term: bytes, crc: int) -> List[Optional[Row]]:
+        """The term's dictionary row in each tier (None: not in that tier), kept."""
+        rows = self._terms.get(term)
+        if rows is None:
+            rows = self._terms.put(term, [tier.find(term, crc) for tier in self.tiers])
+        return rows
+
+    def chunk_list(self, t: int, row: Row) -> Postings:
+        """Tier ``t``'s chunk postings of ``row`` (`Tier.chunk_postings`), read on each
+        call: not kept between queries (`cache`: why)."""
+        return self.tiers[t].chunk_postings(row)
+
+    def field_list(self, t: int, row: Row) -> Postings:
+        """Tier ``t``'s entry-field postings of ``row`` (`Tier.field_postings`)."""
+        return self.tiers[t].field_postings(row)
+
+    def list_bound(self, t: int, row: Row, field: bool, k1: float, b: float) -> float:
+        """The best tf-part of a term's chunk (or field) postings in tier ``t``: the best
+        of its frontier points', kept."""
+        key = (4 + field, t, row.ffront if field else row.front, k1, b)
+        got = self._bounds.get(key)
+        if got is None:
+            tier = self.tiers[t]
+            if field:
+                lengths, points = self.field_length_rows(k1, b), tier.field_frontier(row)
+            else:
+                lengths, points = self.length_rows(k1, b), tier.frontier(row)
+            got = self._bounds.put(key, max(lengths[dl][tf] for tf, dl in points))
+        return got
 
     def chunk_rows(self, t: int, k1: float, b: float) -> List[_TfRow]:
         """Tier ``t``'s chunks (tier-local ids) → the tf-part row for their length.

@@ -17,8 +17,10 @@ best group score: ``bound(R, most chunks) + F`` (R, F: what the lists left could
 After each such list the best few contents seen are scored exactly, to raise the k-th.
 Then the contents with a scored posting, in decreasing bound ``bound(best chunk + R,
 their chunks) + field so far + F``, are scored exactly until the k-th best beats the next
-bound. An exact score reads every query term's postings of the content (a bisection in
-each list) and adds them in query order, and aggregates its chunks in chunk order: the
+bound; in a tier scored sparse, a candidate is first bounded from its partial sums (every
+chunk's plus what the skipped lists could add, aggregated as its score is: `_probe_bound`)
+and left out unread when that cannot reach the k-th best. An exact score reads every query
+term's postings of the content (a bisection in each list) and adds them in query order, and aggregates its chunks in chunk order: the
 same floating-point operations as `accumulate`, so the scores are identical, not close.
 """
 
@@ -29,6 +31,7 @@ import math
 import zlib
 from array import array
 from bisect import bisect_left, insort
+from itertools import compress
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from boost_cli.core import bm25
@@ -65,8 +68,7 @@ def query_terms(gen: Generation, weights: Mapping[str, float], alpha: float) -> 
         if weight <= 0.0:
             continue
         tb = term.encode("utf-8")
-        crc = zlib.crc32(tb)
-        rows = [tier.find(tb, crc) for tier in gen.tiers]
+        rows = gen.term_rows(tb, zlib.crc32(tb))
         df = sum(r.live for r in rows if r is not None)
         fdf = sum(r.flive for r in rows if r is not None)
         w = bm25.idf(df, gen.n) * weight if df else 0.0
@@ -232,13 +234,19 @@ class _TierRanker:
         self.cb, self.ob = gen.tier_chunk_base[t], gen.tier_content_base[t]
         self.max_n = gen.max_chunks(t)
         self.bound = _bound(how, self.max_n)
+        self.chunk_params, self.field_params = chunk_params, field_params
         self.rows = gen.chunk_rows(t, *chunk_params)
-        lengths = gen.length_rows(*chunk_params)
-        flengths = gen.field_length_rows(*field_params)
         self.frows = gen.field_rows(t, *field_params) if any(q.wf for q in terms) else []
-        self.chunk_lists: Dict[int, Tuple[array[int], bytes]] = {}
+        self.chunk_lists: Dict[int, Tuple[array[int], bytes]] = {}  # read once a query
         self.field_lists: Dict[int, Tuple[array[int], bytes]] = {}
         self.evaluated: Set[int] = set()
+        self._table: Optional[Tuple[List[Tuple[array[int], bytes, int, float]], ...]] = None
+        self._partial: Tuple[array[float], Dict[int, float], float, float] = (
+            array("d"),
+            {},
+            0.0,
+            0.0,
+        )
         # (upper bound, 0 chunk / 1 field, query term index)
         self.lists: List[Tuple[float, int, int]] = []
         for qi, q in enumerate(terms):
@@ -246,10 +254,10 @@ class _TierRanker:
             if row is None:
                 continue
             if q.w and row.n:
-                best = max(lengths[dl][tf] for tf, dl in self.tier.frontier(row))
+                best = gen.list_bound(t, row, False, *chunk_params)
                 self.lists.append((_up(best * q.w), 0, qi))
             if q.wf and row.fn:
-                best = max(flengths[dl][tf] for tf, dl in self.tier.field_frontier(row))
+                best = gen.list_bound(t, row, True, *field_params)
                 self.lists.append((_up(best * q.wf), 1, qi))
         self.lists.sort(key=lambda x: (-x[0], x[1], x[2]))
 
@@ -268,20 +276,21 @@ class _TierRanker:
         assert row is not None
         return row.n if kind == 0 else row.fn
 
+    def _row(self, qi: int) -> Row:
+        row = self.terms[qi].rows[self.t]
+        assert row is not None
+        return row
+
     def _chunks(self, qi: int) -> Tuple[array[int], bytes]:
         got = self.chunk_lists.get(qi)
         if got is None:
-            row = self.terms[qi].rows[self.t]
-            assert row is not None
-            got = self.chunk_lists[qi] = self.tier.chunk_postings(row)
+            got = self.chunk_lists[qi] = self.gen.chunk_list(self.t, self._row(qi))
         return got
 
     def _fields(self, qi: int) -> Tuple[array[int], bytes]:
         got = self.field_lists.get(qi)
         if got is None:
-            row = self.terms[qi].rows[self.t]
-            assert row is not None
-            got = self.field_lists[qi] = self.tier.field_postings(row)
+            got = self.field_lists[qi] = self.gen.field_list(self.t, self._row(qi))
         return got
 
     def run(self) -> None:
@@ -300,7 +309,10 @@ class _TierRanker:
     def _sparse_pays(self, postings: int) -> bool:
         """Whether skipping the lists the k-th best score so far makes non-essential saves
         more than it costs: each posting of the essential lists may make a candidate whose
-        exact score probes every list."""
+        exact score probes every list. Measured on the dev queries (docs/benchmarks.md,
+        issue 21): MaxScore costs more than it saves whenever it skips less than this
+        says, at 1x and at 10x — the `lse` slack keeps most lists essential and each
+        candidate's probe bisects every list."""
         skip = self._non_essential()
         scored = sum(self._length(kind, qi) for _, kind, qi in self.lists if (kind, qi) not in skip)
         return bool(skip) and scored * (1 + _PROBE_COST * len(self.lists)) < postings
@@ -313,6 +325,7 @@ class _TierRanker:
         terms, rows, frows = self.terms, self.rows, self.frows
         acc = array("d", bytes(8 * self.tier.chunks))
         facc: Dict[int, float] = {}
+        get = facc.get
         scored: List[array[int]] = []
         for _, kind, qi in lists:
             if kind == 0:
@@ -324,7 +337,6 @@ class _TierRanker:
             else:
                 fids, ftfs = self._fields(qi)
                 wf = terms[qi].wf
-                get = facc.get
                 for g, tf in zip(fids, ftfs):
                     facc[g] = get(g, 0.0) + frows[g][tf] * wf
         return acc, facc, scored
@@ -350,7 +362,38 @@ class _TierRanker:
         acc, facc, scored = self._accumulate(essential)
         r = sum(ub for ub, kind, _ in skipped if kind == 0)
         f = sum(ub for ub, kind, _ in skipped if kind == 1)
-        self._candidates(acc, facc, scored, r, f, self._exact)
+        self._partial = (acc, facc, r, f)
+
+        def probe(gcid: int) -> None:
+            if self._probe_bound(gcid):
+                self._exact(gcid)
+
+        self._candidates(acc, facc, scored, r, f, probe)
+
+    def _probe_bound(self, gcid: int) -> bool:
+        """Whether content ``gcid`` must be scored exactly (sparse tiers): not when it
+        fails the filters, or when its bound from the partial sums — each chunk's plus
+        ``r``, aggregated as its score is, and its field's plus ``f`` — is below the k-th
+        best or its group's best. Far tighter than ``bound(best chunk + r, n)``, whose
+        ``T ln n`` counts every chunk as the best, and no list is read. A content left
+        out is marked evaluated: the k-th best and a group's best only rise."""
+        acc, facc, r, f = self._partial
+        if self.accept is not None and not self.accept(gcid):
+            self.evaluated.add(gcid)
+            return False
+        a, z = self._local_range(gcid)
+        ub = facc.get(gcid - self.ob, 0.0) + f
+        if z > a:
+            vals = [x + r for x in acc[a:z]] if r else acc[a:z].tolist()
+            if max(vals) > 0.0:
+                ub += _slice_part(vals, self.how)[0]
+        ub = _up(ub)
+        top, group = self.top, self.group
+        cur = top.best.get(group[gcid] if group is not None else gcid)
+        if top.kth() > ub or (cur is not None and cur[0] > ub):
+            self.evaluated.add(gcid)
+            return False
+        return True
 
     def _local_range(self, gcid: int) -> Tuple[int, int]:
         first = self.gen.content_first
@@ -414,8 +457,9 @@ class _TierRanker:
         owner = gen.tier_chunk_content(self.t).__getitem__
         sample: List[float] = []
         step = depth = 1
+        postings = sum(map(len, scored))
         if top.kth() == -math.inf:  # no k-th best yet to cut by: estimate a cut-off
-            step = max(1, sum(map(len, scored)) // 2048)
+            step = max(1, postings // 2048)
             sample = sorted([acc[c] for ids in scored for c in ids[::step]], reverse=True)
             depth = 32 * top.k // step + 1
         best: Dict[int, int] = {}
@@ -425,7 +469,10 @@ class _TierRanker:
             # Below this no chunk can lift its content past the k-th best: the last cut.
             last = _floor(how, kth - f, self.max_n) - r if kth > -math.inf else -math.inf
             cut = max(cut, last)
-            chunks = list(dict.fromkeys([c for ids in scored for c in ids if acc[c] >= cut]))
+            if cut > 0.0 and postings > 2 * len(acc):  # one C-level pass over the sums
+                chunks = list(compress(range(len(acc)), map(cut.__le__, acc)))
+            else:  # only chunks with a scored posting have a sum above 0
+                chunks = list(dict.fromkeys([c for ids in scored for c in ids if acc[c] >= cut]))
             chunks.sort(key=acc.__getitem__, reverse=True)
             best = dict(zip(reversed(list(map(owner, chunks))), reversed(chunks)))
             best.pop(DEAD, None)
@@ -490,32 +537,46 @@ class _TierRanker:
 
     def _exact(self, gcid: int) -> None:
         """Score content ``gcid`` exactly from its postings alone and offer it: one
-        bisection into each list, its postings added in query order (as `accumulate`)."""
+        bisection into each list, its postings added in query order (as `accumulate`:
+        the chunk sums and the field sum are apart, each in query order)."""
         self.evaluated.add(gcid)
         if self.accept is not None and not self.accept(gcid):
             return
+        if self._table is None:
+            self._table = self._probe_lists()
+        chunk_lists, field_lists = self._table
         a, z = self._local_range(gcid)
         g = gcid - self.ob
         rows, frows = self.rows, self.frows
         vals = [0.0] * (z - a)
+        for ids, tfs, n, w in chunk_lists:
+            i = bisect_left(ids, a)
+            if i < n and ids[i] < z:
+                j = bisect_left(ids, z, i)
+                for c, tf in zip(ids[i:j], tfs[i:j]):
+                    vals[c - a] += rows[c][tf] * w
         field: Optional[float] = None
+        for fids, ftfs, n, wf in field_lists:
+            j = bisect_left(fids, g)
+            if j < n and fids[j] == g:
+                field = (field or 0.0) + frows[g][ftfs[j]] * wf
+        self._offer(gcid, vals, field)
+
+    def _probe_lists(self) -> Tuple[List[Tuple[array[int], bytes, int, float]], ...]:
+        """Every chunk list and every field list of this tier, in query order, with its
+        length and weight: what `_exact` bisects (read once per query and tier)."""
+        chunk_lists, field_lists = [], []
         for qi, q in enumerate(self.terms):
             row = q.rows[self.t]
             if row is None:
                 continue
             if q.w and row.n:
                 ids, tfs = self._chunks(qi)
-                i, n = bisect_left(ids, a), len(ids)
-                while i < n and ids[i] < z:
-                    c = ids[i]
-                    vals[c - a] += rows[c][tfs[i]] * q.w
-                    i += 1
+                chunk_lists.append((ids, tfs, len(ids), q.w))
             if q.wf and row.fn:
                 fids, ftfs = self._fields(qi)
-                j = bisect_left(fids, g)
-                if j < len(fids) and fids[j] == g:
-                    field = (field or 0.0) + frows[g][ftfs[j]] * q.wf
-        self._offer(gcid, vals, field)
+                field_lists.append((fids, ftfs, len(fids), q.wf))
+        return chunk_lists, field_lists
 
 
 def _slice_part(vals: List[float], how: str) -> Tuple[float, int]:

@@ -1,0 +1,248 @@
+"""Exact top k for the queries agents send: many terms, weighted keywords, kind and tap
+filters, against the exhaustive reference (`test_index_ranking.reference`), on every path
+(whole tiers, MaxScore with skipped lists and the probes' bound from partial sums, many
+tiers), with what a warm reader keeps between queries (`index/cache.py`) and without it.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+from boost_cli.core import index
+from boost_cli.core.index import cache, ranking, tier
+from boost_cli.core.index.reader import IndexReader
+from boost_cli.core.tokenize import query_weights
+from tests.test_index import make_tap
+from tests.test_index_ranking import (
+    WORDS,
+    generation,
+    open_reader,
+    random_corpus,
+    reference,
+)
+
+FILLER = ["help", "me", "please", "really", "keeps", "the", "with", "my"]
+EXTRA = ["shared", "padding", "edit", "filler", "part", "text"]
+KINDS = (None, None, "skill", "rule", "workflow")
+# A Zipf-like vocabulary: a few words in most chunks, most words in few (as in real skills),
+# so a many-term query has rare terms that set a high k-th score and common ones to skip.
+VOCAB = [
+    f"{a}{b}"
+    for a in ("lo", "ka", "mi", "tu", "re", "sa", "no", "vi")
+    for b in ("rp", "nd", "st", "lk", "mb", "gx")
+]
+ZIPF = [1.0 / (r + 1) for r in range(len(VOCAB))]
+
+
+def zipf_corpus(tmp_path: Path, rng: random.Random) -> list:
+    """Three taps of 40 files with 1-6 chunks of Zipf-distributed words: byte-identical
+    copies across taps, same name and description in several taps (one group), all
+    three kinds, descriptions from the same vocabulary (the field score)."""
+    bodies = []
+    for i in range(70):
+        parts = []
+        for p in range(1 + i % 6):
+            words = rng.choices(VOCAB, ZIPF, k=rng.randint(20, 140))
+            parts.append(f"## Part {p}\n\n" + " ".join(words) + "\n")
+        bodies.append("\n".join(parts))
+    taps = []
+    for t, tap in enumerate(("a", "b", "c")):
+        files: Dict[str, str] = {}
+        desc: Dict[str, str] = {}
+        for i in range(40):
+            ext = ("SKILL.md", "rule.mdc", "flow.md")[(i + t) % 3]
+            rel = f"{tap}{i}/SKILL.md" if ext == "SKILL.md" else f"{tap}{i}-{ext}"
+            n = (i * 7 + t * 11) % 70
+            files[rel] = bodies[n] if i % 5 else bodies[n] + f"\n<!-- {tap}{i} -->\n"
+            desc[rel] = " ".join(rng.choices(VOCAB, ZIPF, k=rng.randint(2, 9)))
+        files["same/SKILL.md"] = bodies[t] + f"\n{tap}\n"  # one group across taps
+        desc["same/SKILL.md"] = "one skill in every tap"
+        taps.append(make_tap(tmp_path, tap, files, descriptions=desc))
+    return taps
+
+
+def agent_query(rng: random.Random, pool: List[str]) -> Tuple[str, List[str]]:
+    """A task sentence of 8-20 words (query-stoplist filler among them, repeats) and 3-8
+    keywords (single words and two-word phrases, some repeating task words)."""
+    words = [rng.choice(pool if rng.random() < 0.6 else FILLER) for _ in range(rng.randint(8, 20))]
+    keywords = []
+    for _ in range(rng.randint(3, 8)):
+        if rng.random() < 0.3:
+            keywords.append(f"{rng.choice(pool)} {rng.choice(pool)}")
+        else:
+            keywords.append(rng.choice(pool))
+    return " ".join(words), keywords
+
+
+def check(
+    reader: IndexReader,
+    rng: random.Random,
+    n: int,
+    taps: Tuple[Optional[Tuple[str, ...]], ...],
+    pool: List[str],
+) -> Dict[str, int]:
+    """``n`` agent queries (k, kind, taps, aggregation and collapse drawn at random),
+    each checked against the exhaustive reference; counts of what was covered."""
+    gen = generation(reader)
+    seen = {"hits": 0, "terms": 0, "filtered": 0, "keyword_weights": 0}
+    for _ in range(n):
+        task, keywords = agent_query(rng, pool)
+        weights = query_weights(task, keywords)
+        k = rng.choice((1, 3, 8, 10, 25))
+        kind = rng.choice(KINDS)
+        scope = rng.choice(taps)
+        wanted = None if scope is None else {gen.tap_index[t] for t in scope}
+        how = rng.choice(index.AGGREGATIONS)
+        level = rng.choice(index.COLLAPSE)
+        hits = reader.query(
+            weights=weights,
+            k=k,
+            kind=kind,
+            taps=scope,
+            aggregation=how,
+            collapse=level,
+            snippets=False,
+        )
+        want = reference(gen, weights, k, kind, wanted, how, level)
+        got = [(h.score, gen.content_of(h.content_hash or "")) for h in hits]
+        assert got == want, (task, keywords, k, kind, scope, how, level)
+        seen["hits"] += len(hits)
+        seen["terms"] = max(seen["terms"], len(weights))
+        seen["filtered"] += kind is not None or scope is not None
+        seen["keyword_weights"] += any(w not in (0.25, 1.0) for w in weights.values())
+    return seen
+
+
+def force_sparse(monkeypatch: pytest.MonkeyPatch) -> Dict[str, int]:
+    """Take MaxScore wherever a list can be skipped — in the first tier too, after the
+    seed has set a k-th best — and count the probes."""
+    monkeypatch.setattr(ranking, "SKIP_MIN", 0)
+
+    def pays(self: ranking._TierRanker, postings: int) -> bool:
+        self._seed()
+        return bool(self._non_essential())
+
+    monkeypatch.setattr(ranking._TierRanker, "_sparse_pays", pays)
+    counts = {"sparse": 0, "exact": 0, "ruled_out": 0}
+    real_sparse, real_exact = ranking._TierRanker._sparse, ranking._TierRanker._exact
+
+    def sparse(self: ranking._TierRanker, *args: object) -> None:
+        counts["sparse"] += 1
+        real_sparse(self, *args)  # type: ignore[arg-type]
+
+    def exact(self: ranking._TierRanker, gcid: int) -> None:
+        counts["exact"] += 1
+        real_exact(self, gcid)
+
+    real_probe = ranking._TierRanker._probe_bound
+
+    def probe(self: ranking._TierRanker, *args: object) -> bool:
+        must = real_probe(self, *args)  # type: ignore[arg-type]
+        counts["ruled_out"] += not must
+        return must
+
+    monkeypatch.setattr(ranking._TierRanker, "_sparse", sparse)
+    monkeypatch.setattr(ranking._TierRanker, "_exact", exact)
+    monkeypatch.setattr(ranking._TierRanker, "_probe_bound", probe)
+    return counts
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_many_term_weighted_queries_with_filters_equal_exhaustive_scoring(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index.build(zipf_corpus(tmp_path, random.Random(seed)))
+    reader = open_reader()
+    taps = (None, None, ("a",), ("b", "c"), ("c",))
+    seen = check(reader, random.Random(seed), 40, taps, VOCAB)
+    assert seen["hits"] > 150 and seen["terms"] >= 12
+    assert seen["filtered"] > 10 and seen["keyword_weights"] > 30
+    counts = force_sparse(monkeypatch)
+    check(reader, random.Random(seed + 100), 40, taps, VOCAB)
+    # MaxScore was taken, and the bound from the partial sums left some probes out
+    assert counts["sparse"] > 5 and counts["exact"] > 0 and counts["ruled_out"] > 0
+
+
+@pytest.mark.parametrize("seed", [13, 14])
+def test_many_term_queries_over_many_tiers_equal_exhaustive_scoring(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tier, "TIER_CHUNKS", 70)
+    index.build(zipf_corpus(tmp_path, random.Random(seed)))
+    reader = open_reader()
+    assert len(generation(reader).tiers) >= 3
+    taps = (None, ("a",), ("b", "c"))
+    check(reader, random.Random(seed), 30, taps, VOCAB)
+    counts = force_sparse(monkeypatch)
+    check(reader, random.Random(seed + 100), 30, taps, VOCAB)
+    assert counts["sparse"] > 5
+
+
+def test_the_old_corpus_with_agent_queries_equals_exhaustive_scoring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `test_index_ranking.random_corpus`: few words, many copies, ties, long descriptions.
+    index.build(random_corpus(tmp_path, random.Random(15)))
+    reader = open_reader()
+    check(reader, random.Random(15), 30, (None, ("a",), ("b", "c")), WORDS + EXTRA)
+    force_sparse(monkeypatch)
+    check(reader, random.Random(16), 30, (None, ("a",), ("b", "c")), WORDS + EXTRA)
+
+
+def test_the_warm_caches_change_no_ranking_and_follow_a_rebuild(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    taps = random_corpus(tmp_path, rng)
+    index.build(taps)
+    warm = open_reader()
+    queries = [agent_query(rng, WORDS + EXTRA) for _ in range(12)]
+    first = [warm.query(weights=query_weights(*q), k=8) for q in queries]
+    again = [warm.query(weights=query_weights(*q), k=8) for q in queries]  # all cached now
+    fresh = [open_reader().query(weights=query_weights(*q), k=8) for q in queries]
+    assert first == again == fresh
+    gen = generation(warm)
+    assert len(gen._bounds) > 0 and len(gen._terms) > 0
+    # A rebuild with one tap changed: the warm reader opens the new generation, whose
+    # caches start empty, and answers as a reader opened afterwards does.
+    files = {"zz/SKILL.md": " ".join(WORDS) + " brand new words\n"}
+    index.build([*taps[:2], make_tap(tmp_path / "v2", "c", files, commit="c2")])
+    after = [warm.query(weights=query_weights(*q), k=8) for q in queries]
+    assert after == [open_reader().query(weights=query_weights(*q), k=8) for q in queries]
+    assert after != first
+    assert generation(warm) is not gen
+
+
+def test_lru_drops_the_least_recently_used_past_its_budget() -> None:
+    lru: cache.Lru[str] = cache.Lru(10)
+    lru.put("a", "A", 4)
+    lru.put("b", "B", 4)
+    assert lru.get("a") == "A"  # now b is the oldest
+    lru.put("c", "C", 4)
+    assert lru.get("b") is None and lru.get("a") == "A" and lru.get("c") == "C"
+    assert lru.size == 8 and len(lru) == 2
+    lru.put("a", "A2", 1)  # replacing counts the new size only
+    assert lru.size == 5 and lru.get("a") == "A2"
+    lru.put("big", "X", 50)  # alone past the budget: kept, the rest dropped
+    assert len(lru) == 1 and lru.get("big") == "X"
+    lru.clear()
+    assert len(lru) == 0 and lru.size == 0
+
+
+def test_a_search_process_never_imports_the_build_side_or_the_llm_client() -> None:
+    code = (
+        "import sys\n"
+        "from boost_cli import cli\n"
+        "from boost_cli.commands import search\n"
+        "from boost_cli.core import index, retrieval\n"
+        "bad = [m for m in ('boost_cli.core.index.builder', 'boost_cli.core.index.workers',"
+        " 'boost_cli.core.llm', 'boost_cli.core.expand', 'boost_cli.core.http') if m in sys.modules]\n"
+        "assert index.build is not None and 'boost_cli.core.index.builder' in sys.modules\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
