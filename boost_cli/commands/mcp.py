@@ -348,7 +348,63 @@ INSTRUCTIONS = (
 )
 
 
+def http_responder(reg: Registry) -> Callable[[Any, Optional[str]], Optional[Dict[str, Any]]]:
+    """One request → its response, with no state kept between requests (stateless HTTP):
+    a 2025-era request speaks the version its header names."""
+
+    def respond(message: Any, legacy: Optional[str]) -> Optional[Dict[str, Any]]:
+        server = Server(reg, instructions=INSTRUCTIONS)
+        if legacy is not None:
+            server.protocol_version = legacy
+        return server.handle(message)
+
+    return respond
+
+
+def _serve_http(args: argparse.Namespace) -> int:
+    import os
+    import signal
+
+    from boost_cli.core import mcp_http
+
+    host, port = mcp_http.parse_listen(args.http)
+    settings = mcp_http.HttpSettings(
+        host=host,
+        port=port,
+        token=os.environ.get("BOOST_MCP_TOKEN") or None,
+        allowed_hosts=tuple(args.allow_host or ()),
+        allowed_origins=tuple(args.allow_origin or ()),
+        log_sink=_stderr_line,
+    )
+
+    def ready(bound: int) -> None:
+        shown = f"[{host}]" if ":" in host else host
+        auth = "bearer token required" if settings.token else "no token (loopback only)"
+        _stderr_line(
+            f"boost mcp: serving MCP on http://{shown}:{bound}/mcp ({auth}); "
+            "SIGTERM or Ctrl-C stops it"
+        )
+
+    mcp_http.serve(
+        http_responder(build_registry()),
+        settings,
+        ready=ready,
+        stop_on=(signal.SIGTERM, signal.SIGINT),
+    )
+    return 0
+
+
+def _stderr_line(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # a closed stderr must not take requests down
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
+    if getattr(args, "http", None):
+        return _serve_http(args)
     log = log_to_stderr(logging.WARNING)  # never blocks on a client that ignores stderr
     if sys.stdin.isatty():  # a person, not an MCP client (clients talk through pipes)
         err(BANNER)
