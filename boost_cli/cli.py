@@ -381,6 +381,20 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
         metavar="ORIGIN",
         help="with --http: also accept requests from this Origin (repeatable)",
     )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="with --http: answer every request within SECONDS (default 30)",
+    )
+    p.add_argument(
+        "--read-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="with --http: close a connection that sends nothing for SECONDS (default 10)",
+    )
 
 
 def _add_discover(sub: argparse._SubParsersAction) -> None:

@@ -374,6 +374,8 @@ def _serve_http(args: argparse.Namespace) -> int:
         token=os.environ.get("BOOST_MCP_TOKEN") or None,
         allowed_hosts=tuple(args.allow_host or ()),
         allowed_origins=tuple(args.allow_origin or ()),
+        deadline_seconds=max(0.1, args.deadline),
+        read_seconds=max(0.1, args.read_timeout),
         log_sink=_stderr_line,
     )
 

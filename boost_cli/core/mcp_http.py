@@ -194,7 +194,7 @@ def route(message: Any, headers: Dict[str, str], respond: Respond, settings: Htt
     elif method == "initialize":
         legacy = None  # the handshake names its own version in the body
     else:
-        legacy = header_version or DEFAULT_LEGACY_VERSION
+        legacy = DEFAULT_LEGACY_VERSION if header_version is None else header_version
         if legacy not in settings.legacy_versions:
             supported = ", ".join(settings.legacy_versions)
             return Reply(
@@ -573,6 +573,9 @@ def serve(
             ready(server.port)
         server.serve_forever()
     finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-        server.stop(grace_seconds=settings.deadline_seconds)
+        try:
+            server.stop(grace_seconds=settings.deadline_seconds)
+        finally:
+            # Only now: a second SIGTERM while requests finish must not kill them.
+            for s, h in previous.items():
+                signal.signal(s, h)
