@@ -299,9 +299,8 @@ def test_a_member_larger_than_recorded_is_refused(tmp_path: Path) -> None:
 
     body = bytes(data[:-32])
     path.write_bytes(body + hashlib.sha256(body).digest())
-    with pytest.raises(UsageError):
-        with BundleReader(path) as r:
-            r.read("t/files/a")
+    with pytest.raises(UsageError), BundleReader(path) as r:
+        r.read("t/files/a")
 
 
 def test_round_trip_of_the_file_format(tmp_path: Path) -> None:
