@@ -320,3 +320,34 @@ def test_round_trip_of_the_file_format(tmp_path: Path) -> None:
         assert dest.read_bytes() == b"1" * 5000
         with pytest.raises(FileExistsError):
             r.extract("a/one", dest)
+
+
+def test_vectors_travel_in_the_bundle(exported: Dict[str, Path], tmp_path: Path) -> None:
+    """With a vector store at the taps' commits, the bundle carries it and a replica with the
+    same embedder searches hybrid with nothing embedded."""
+    env = {"BOOST_EMBED_PROVIDER": "hash"}
+    src = exported["src"]
+    assert run_boost(["reindex", "--dense"], src, env=env).returncode == 0
+    out = tmp_path / "dense.bundle"
+    r = run_boost(["bundle", "export", str(out), "--json"], src, env=env)
+    assert r.returncode == 0, r.stderr
+    assert all(t["vectors"] for t in json.loads(r.stdout)["taps"])
+    replica = tmp_path / "replica"
+    r = run_boost(["bundle", "import", str(out), "--json"], replica, env=env)
+    assert r.returncode == 0, r.stderr
+    taps = json.loads(r.stdout)[0]["taps"]
+    assert all(t["vectors"] and t["vectors"] > 0 for t in taps), taps
+    query = ["search", "--engine", "hybrid", "--json", "--no-rerank", "fill in a pdf form"]
+    want = json.loads(run_boost(query, src, env=env).stdout)
+    got = json.loads(run_boost(query, replica, env=env).stdout)
+    assert [(h["id"], h["score"]) for h in got] == [(h["id"], h["score"]) for h in want]
+    # Without that embedder the taps still import, and say why the vectors were left out.
+    bare = tmp_path / "bare"
+    r = run_boost(
+        ["bundle", "import", str(out), "--json"], bare, env={"BOOST_EMBED_PROVIDER": "none"}
+    )
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)[0]["taps"]
+    assert all(t["vectors"] is None and t["notes"] for t in rows)
+    assert all(n.startswith("vectors left out: ") for t in rows for n in t["notes"])
+    assert run_boost(["search", "pdf form", "--no-rerank"], bare).returncode == 0
