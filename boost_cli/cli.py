@@ -313,6 +313,12 @@ def _add_vectors(sub: argparse._SubParsersAction) -> None:
         "texts that changed are left for 'boost reindex --dense'.",
     )
     imp.add_argument("files", nargs="+", metavar="FILE", help="files from 'boost vectors export'")
+    imp.add_argument(
+        "--unit",
+        choices=("entry", "chunk"),
+        help="the unit of the files' vectors (default: the vector store's, else the "
+        "configured one)",
+    )
     for action in (exp, imp):
         action.add_argument("--json", action="store_true", help="machine-readable report")
         _global_options(action, in_command=True)
@@ -356,10 +362,11 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
     p = _sub(
         sub,
         "mcp",
-        "serve boost's tools over MCP (stdio)",
+        "serve boost's tools over MCP (stdio, or HTTP with --http)",
         "Run the MCP server on stdin/stdout, for an MCP client to start "
         "(client set-up: docs/mcp.md). Run by hand, it waits for JSON-RPC on stdin; "
-        "Ctrl-D or Ctrl-C stops it.",
+        "Ctrl-D or Ctrl-C stops it. With --http, serve MCP's Streamable HTTP for a team "
+        "(docs/team-server.md); SIGTERM or Ctrl-C stops it after the requests in flight.",
     )
     p.add_argument("--stdio", action="store_true", help="stdio transport (the default)")
     p.add_argument(
@@ -394,6 +401,25 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
         default=10.0,
         metavar="SECONDS",
         help="with --http: close a connection that sends nothing for SECONDS (default 10)",
+    )
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=("register", "unregister"),
+        help="register: add boost to an MCP host (HOST); unregister: remove it",
+    )
+    p.add_argument(
+        "host",
+        nargs="?",
+        metavar="HOST",
+        help="claude, codex or gemini (through their CLI), cursor, vscode or windsurf "
+        "(their config file)",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="with register/unregister: say what, change nothing"
+    )
+    p.add_argument(
+        "--list", action="store_true", help="with register: the hosts boost knows and found"
     )
 
 

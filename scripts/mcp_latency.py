@@ -9,6 +9,15 @@ and max, and their ratio to ``python -c pass`` measured in the same run (so a fi
 a busy or slow machine can be read against one from another).
 
     python scripts/mcp_latency.py [--home DIR] [-n 100] [--json] [--check]
+    python scripts/mcp_latency.py --skills [--home DIR] [--passes 5] [--sample 200] [--json]
+
+``--skills`` times the MCP Skills extension instead, as a 2026-07-28 client (no
+handshake, the envelope on every request): ``skills/list`` full passes (every page; the
+first pass of a fresh server reported apart, as it loads the skill map), then
+``skills/get`` and ``resources/read`` of every file of a sample of skills, each read
+checked against its digest and size. It reports the warm median and p95 per call, the
+server's CPU time per call (from /proc/<pid>/stat, so Linux only), and the corpus counts:
+skills served, refused by reason.
 
 Without ``--home`` it prepares a temporary home with scripts/corpus.py and
 ``boost reindex``. Skips (exit 0) when ../shared/corpus is absent. ``--check`` exits 1
@@ -184,6 +193,140 @@ def measure(home: Path, n: int, warmup: int) -> Dict[str, Any]:
     }
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux /proc), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+MODERN = "2026-07-28"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "mcp_latency", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _pct(values: List[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def skill_counts(home: Path) -> Dict[str, int]:
+    """Served and refused skills (by reason) of ``home``, from boost's own skill map."""
+    os.environ["BOOST_HOME"] = str(home)
+    sys.path.insert(0, str(ROOT))
+    from boost_cli.core import skillmap
+
+    return skillmap.for_taps().counts()
+
+
+def measure_skills(home: Path, passes: int, sample: int) -> Dict[str, Any]:
+    import base64
+    import hashlib
+
+    client = Client(home)
+    pid = client.proc.pid
+
+    def call(method: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], float]:
+        t0 = time.perf_counter()
+        reply = client.request(method, {**params, "_meta": ENVELOPE})
+        return reply["result"], (time.perf_counter() - t0) * 1000
+
+    def full_pass() -> Tuple[List[Dict[str, Any]], float, int]:
+        skills: List[Dict[str, Any]] = []
+        cursor: Optional[str] = None
+        total = 0.0
+        pages = 0
+        while True:
+            result, ms = call("skills/list", {"cursor": cursor} if cursor else {})
+            total += ms
+            pages += 1
+            skills.extend(result["skills"])
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return skills, total, pages
+
+    try:
+        call("server/discover", {})
+        skills, cold_ms, pages = full_pass()
+        cpu0 = _cpu_seconds(pid)
+        list_ms = [full_pass()[1] for _ in range(passes)]
+        list_cpu = (_cpu_seconds(pid) - cpu0) / max(passes, 1)
+        step = max(1, len(skills) // max(sample, 1))
+        chosen = skills[::step][:sample]
+        get_ms: List[float] = []
+        read_ms: List[float] = []
+        read_bytes = 0
+        cpu0 = _cpu_seconds(pid)
+        for entry in chosen:
+            _, ms = call("skills/get", {"uri": entry["uri"]})
+            get_ms.append(ms)
+            for res in entry["resources"]:
+                result, ms = call("resources/read", {"uri": res["uri"]})
+                read_ms.append(ms)
+                item = result["contents"][0]
+                data = (
+                    item["text"].encode("utf-8")
+                    if "text" in item
+                    else base64.b64decode(item["blob"])
+                )
+                digest = "sha256:" + hashlib.sha256(data).hexdigest()
+                if len(data) != res["size"] or digest != res["digest"]:
+                    raise RuntimeError(f"{res['uri']}: digest or size mismatch")
+                read_bytes += len(data)
+        calls = len(get_ms) + len(read_ms)
+        get_read_cpu = (_cpu_seconds(pid) - cpu0) / max(calls, 1)
+    finally:
+        rc = client.close()
+    return {
+        "home": str(home),
+        "skills_listed": len(skills),
+        "pages": pages,
+        "files_listed": sum(len(s["resources"]) for s in skills),
+        "list_first_pass_ms": round(cold_ms, 1),
+        "list_passes": passes,
+        "list_pass_median_ms": round(statistics.median(list_ms), 1),
+        "list_pass_p95_ms": round(_pct(list_ms, 0.95), 1),
+        "list_pass_cpu_ms": round(list_cpu * 1000, 1),
+        "sampled_skills": len(chosen),
+        "get_calls": len(get_ms),
+        "get_median_ms": round(statistics.median(get_ms), 2),
+        "get_p95_ms": round(_pct(get_ms, 0.95), 2),
+        "read_calls": len(read_ms),
+        "read_bytes": read_bytes,
+        "read_median_ms": round(statistics.median(read_ms), 2),
+        "read_p95_ms": round(_pct(read_ms, 0.95), 2),
+        "get_read_cpu_ms_per_call": round(get_read_cpu * 1000, 2),
+        "verified": True,
+        "counts": skill_counts(home),
+        "python_startup_ms": round(python_startup_ms(), 1),
+        "load": os.getloadavg(),
+        "server_exit": rc,
+    }
+
+
+def print_skills(f: Dict[str, Any]) -> None:
+    print(f"MCP Skills extension over stdio (2026-07-28), home {f['home']}  load {f['load']}")
+    print(f"  served/refused: {json.dumps(f['counts'])}")
+    print(
+        f"  skills/list: {f['skills_listed']} skills, {f['files_listed']} files, "
+        f"{f['pages']} pages; first pass {f['list_first_pass_ms']} ms; warm pass median "
+        f"{f['list_pass_median_ms']} ms, p95 {f['list_pass_p95_ms']} ms, server CPU "
+        f"{f['list_pass_cpu_ms']} ms per pass ({f['list_passes']} passes)"
+    )
+    print(
+        f"  skills/get: {f['get_calls']} calls, median {f['get_median_ms']} ms, "
+        f"p95 {f['get_p95_ms']} ms"
+    )
+    print(
+        f"  resources/read: {f['read_calls']} files ({f['read_bytes']} bytes, every digest "
+        f"verified), median {f['read_median_ms']} ms, p95 {f['read_p95_ms']} ms"
+    )
+    print(f"  server CPU per get/read call: {f['get_read_cpu_ms_per_call']} ms")
+    print(f"  python -c pass in the same run: {f['python_startup_ms']} ms (the load reference)")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=Path, help="a BOOST_HOME with taps and a built index")
@@ -193,6 +336,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when the median misses it")
     ap.add_argument("--keep", action="store_true", help="keep a prepared temporary home")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--skills", action="store_true", help="time the Skills extension instead")
+    ap.add_argument("--passes", type=int, default=5, help="--skills: warm skills/list passes")
+    ap.add_argument("--sample", type=int, default=200, help="--skills: skills to get and read")
     args = ap.parse_args(argv)
     prepared = None
     if args.home is None:
@@ -201,6 +347,13 @@ def main(argv: Optional[List[str]] = None) -> int:
             return 0
         prepared = args.home = prepare_home()
     try:
+        if args.skills:
+            skill_figures = measure_skills(args.home, args.passes, args.sample)
+            if args.json:
+                print(json.dumps(skill_figures, indent=2))
+            else:
+                print_skills(skill_figures)
+            return 0
         figures = measure(args.home, args.n, args.warmup)
     finally:
         if prepared is not None and not args.keep:

@@ -48,6 +48,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.catalog",
             "boost_cli.core.registry",
             "boost_cli.core.lookup",
+            "boost_cli.core.skillmap",
             "boost_cli.core.discover",
         ),
     ),
@@ -72,6 +73,8 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.status",
             "boost_cli.core.records",
             "boost_cli.core.bundle",
+            "boost_cli.core.skillserve",
+            "boost_cli.core.hosts",
         ),
     ),
     ("commands", ("boost_cli.commands",)),
@@ -79,7 +82,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
 )
 
 # The MCP protocol knows nothing of boost's domain: base only, whatever its rank.
-PROTOCOL = ("boost_cli.core.mcp", "boost_cli.core.mcp_http", "boost_cli.core.schema")
+PROTOCOL = ("boost_cli.core.mcp", "boost_cli.core.mcp_http", "boost_cli.core.protocol", "boost_cli.core.schema")
 
 # Layers a layer may not import although they rank below it.
 FORBIDDEN: Mapping[str, Set[str]] = {"engines": {"taps"}}

@@ -63,7 +63,8 @@ def test_reindex_then_search(tapped: Path, tmp_path: Path) -> None:
     hits = json.loads(r.stdout)
     assert len(hits) == 3 and hits[0]["id"] == "example:jest-runner"
     h = hits[0]
-    assert set(h) == HIT_KEYS
+    assert set(h) == HIT_KEYS | {"uri"}  # a skill served under the MCP Skills extension
+    assert h["uri"] == "skill://example/skills/jest-runner/SKILL.md"
     assert Path(h["file"]).is_file() and h["url"].startswith("file://")
     assert h["ranks"] == {"bm25": 1} and h["score"] > 0 and h["snippet"]
     r = run_boost(
@@ -136,7 +137,7 @@ def test_messages_api_expands_then_reranks(tapped: Path) -> None:
             assert req.body["max_tokens"] == 200
             return StubReply(text='{"keywords": ["jest", "component tests"]}')
         prompt = json.dumps(req.body)
-        assert "Task: test my React app" in prompt and "keywords" not in prompt
+        assert 'Task (JSON string): \\"test my React app\\"' in prompt and "keywords" not in prompt
         ids = list(dict.fromkeys(re.findall(r"example:[a-z0-9-]+", prompt)))
         assert len(ids) > 3 and ids[0] == "example:jest-runner"
         picked["id"] = ids[-1]  # the reranker promotes the last candidate

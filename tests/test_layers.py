@@ -45,6 +45,8 @@ LAZY_ALLOWED = {
     ("boost_cli.cli", "boost_cli.core.registry"),
     # Only boost_get_skill's folder reads need the scan's rules (and its parsers).
     ("boost_cli.core.lookup", "boost_cli.core.catalog"),
+    # `boost search --json` reads the skill map from its cache; only a build parses.
+    ("boost_cli.core.skillmap", "boost_cli.core.frontmatter"),
 }
 
 

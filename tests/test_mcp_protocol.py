@@ -708,7 +708,7 @@ def test_notifications_and_responses_get_no_reply(server: Server, message: Dict[
 def test_internal_bug_is_an_internal_error_not_a_crash(
     server: Server, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(params: Dict[str, Any]) -> Dict[str, Any]:
+    def broken(params: Dict[str, Any], call: Any) -> Dict[str, Any]:
         raise KeyError("oops")
 
     monkeypatch.setitem(server._methods, "ping", broken)
@@ -821,7 +821,7 @@ def test_dump_line_is_one_utf8_safe_line() -> None:
 def test_unserialisable_result_still_answers_the_id(
     server: Server, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setitem(server._methods, "ping", lambda params: {"bad": object()})
+    monkeypatch.setitem(server._methods, "ping", lambda params, call: {"bad": object()})
     with caplog.at_level(logging.ERROR, logger="boost_cli.core.mcp"):
         reply = server.handle_line(json.dumps(request("ping", rid=11)))
     assert [r.getMessage() for r in caplog.records] == ["a response could not be serialised"]
@@ -838,7 +838,7 @@ def test_unserialisable_batch_answer_still_answers_every_id(
     server: Server, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     server.handle(request("initialize", {"protocolVersion": "2025-03-26"}))
-    monkeypatch.setitem(server._methods, "tools/list", lambda params: {"bad": {1, 2}})
+    monkeypatch.setitem(server._methods, "tools/list", lambda params, call: {"bad": {1, 2}})
     reply = server.handle_line(json.dumps([request("ping", rid=1), request("tools/list", rid=2)]))
     answers = json.loads(reply or "")
     assert [(a["id"], a["error"]["code"]) for a in answers] == [

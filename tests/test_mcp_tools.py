@@ -49,7 +49,8 @@ class Session:
         reply = self.request("tools/call", {"name": tool, "arguments": arguments})
         assert "result" in reply, reply
         result: Dict[str, Any] = reply["result"]
-        assert [c["type"] for c in result["content"]] == ["text"]
+        types = [c["type"] for c in result["content"]]
+        assert types[:1] == ["text"] and set(types[1:]) <= {"resource_link"}
         return result
 
 

@@ -147,7 +147,9 @@ def test_import_of_a_tap_that_is_not_tapped_says_how_to_tap_it(
     assert main(["vectors", "import", str(setup["file"])]) == 3
     assert error(capsys) == (
         "boost: error: tap 'example' (the tap example.vectors.jsonl holds) is not tapped — "
-        f"run 'boost tap {setup['repo']} --name example', then import again\n"
+        "tap it first, then import again: 'boost tap SOURCE --name example'; the file says "
+        f"SOURCE is '{setup['repo']}', but anyone can write a vectors file: check that it is "
+        "the registry you mean\n"
     )
 
 

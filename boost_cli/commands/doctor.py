@@ -29,6 +29,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     line(
         f"home: {printable(r['home'])} ({size_text(r['disk']) if r['disk'] else 'not created yet'})"
     )
+    if not r["writable"]:
+        line(f"  not writable: {printable(r['write_problem'])}")
     cfg = r["config"]
     if cfg["status"] != "ok":
         line(f"config: {cfg['status']} — {printable(cfg['reason'])}")

@@ -13,11 +13,23 @@ import re
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-from boost_cli.commands.render import err
-from boost_cli.core import discover, lookup, records, registry, retrieval, search, status
-from boost_cli.core.errors import BoostError
-from boost_cli.core.mcp import Handler, Registry, Server, ToolResult, log_to_stderr
+from boost_cli.commands.render import err, out
+from boost_cli.core import (
+    discover,
+    hosts,
+    lookup,
+    records,
+    registry,
+    retrieval,
+    search,
+    skillmap,
+    skillserve,
+    status,
+)
+from boost_cli.core.errors import BoostError, UsageError
+from boost_cli.core.mcp import Handler, Registry, Server, Session, ToolResult, log_to_stderr
 from boost_cli.core.models import KINDS
+from boost_cli.core.text import printable
 
 SEARCH_LIMIT = 8
 DISCOVER_LIMIT = 10
@@ -86,6 +98,11 @@ _HIT_SCHEMA = {
         "score": {"type": "number", "description": "retrieval score; higher is better"},
         "file": {"type": "string", "description": "the defining file on disk"},
         "url": {"type": "string", "description": "a browsable link to the file"},
+        "uri": {
+            "type": "string",
+            "description": "skill:// URI of a skill served under the MCP Skills extension: "
+            "load it with skills/get and resources/read",
+        },
         "also_in": {
             "type": "array",
             "items": {"type": "string"},
@@ -143,6 +160,14 @@ def agent_fix(text: str) -> str:
     return text
 
 
+def shown(value: object) -> str:
+    """One field of a tool's text content, as the terminal shows it (`printable`): one line,
+    every control, bidi and invisible character escaped. Every value a tool's text takes
+    from a registry, a model, the index or the file system goes through here, so no name,
+    path, reason or note can add a line that reads like another result or like boost's own."""
+    return printable(value)
+
+
 def _for_agents(handler: Callable[[Dict[str, Any]], ToolResult]) -> Handler:
     """``handler`` whose BoostErrors carry `agent_fix` advice."""
 
@@ -166,17 +191,52 @@ def _files_footer(found: lookup.Found) -> str:
     if len(files) <= 1:
         return ""
     more = f"\n… and {total - len(files)} more" if total > len(files) else ""
-    listed = "\n".join(f"- {f}" for f in files)
+    listed = "\n".join(f"- {shown(f)}" for f in files)
     return (
         f"\n\n---\nFiles in this skill's folder (read one with boost_get_skill, "
-        f"name {found.entry.qualified_name!r}, file PATH):\n{listed}{more}"
+        f"name {shown(repr(found.entry.qualified_name))}, file PATH):\n{listed}{more}"
     )
 
 
-def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
-    """boost's tools. ``engines`` keeps the indexes open between calls (one per server)."""
+def _clone_missing(name: str) -> str:
+    """What boost_list_taps says of a tap whose clone is gone (its entries cannot be read)."""
+    err = registry.clone_missing(registry.get_tap(name))
+    return f"{err.message}: {agent_fix(err.fix or '')}"
+
+
+def _skill_head(name: str, kind: str, file: object) -> str:
+    """The line before a skill's text in boost_get_skill (and a blank line)."""
+    return f"# {shown(name)} [{shown(kind)}] — file: {shown(file)}\n\n"
+
+
+def _served_note(found: lookup.Found, skills: skillmap.Holder) -> str:
+    """Why a skill is not served over the MCP Skills extension (nothing when it is: its
+    URI is in the search results)."""
+    if found.entry.kind != "skill":
+        return ""
+    got = skills.get().status(found.entry.tap, found.entry.path)
+    if isinstance(got, skillmap.Refused):
+        return f"\n\n---\nNot served as an MCP skill: {shown(got.message())}."
+    return ""
+
+
+def _link(record: Dict[str, Any]) -> Dict[str, Any]:
+    return {
+        "uri": record["uri"],
+        "name": record["name"],
+        "description": record["description"],
+        "mimeType": "text/markdown",
+    }
+
+
+def build_registry(
+    engines: Optional[retrieval.Engines] = None, skills: Optional[skillmap.Holder] = None
+) -> Registry:
+    """boost's tools. ``engines`` keeps the indexes open between calls (one per server),
+    ``skills`` the served skills (`skillmap`)."""
     reg = Registry()
     engines = engines or retrieval.Engines()
+    held = skills or skillmap.Holder()
 
     @reg.tool(
         "boost_search",
@@ -207,17 +267,19 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         )
         result = search.run(opts, engines=engines)
         taps = {t.name: t for t in registry.list_taps()}
-        results = [records.mcp_record(h, taps) for h in result.hits]
+        served = held.get()
+        results = [records.mcp_record(h, taps, served) for h in result.hits]
         lines: List[str] = []
         for i, r in enumerate(results, start=1):
-            lines.append(f"{i}. {r['id']} [{r['kind']}] — {r.get('why') or r['description']}")
-            lines.append(f"   file: {r['file']}")
+            why = shown(r.get("why") or r["description"])
+            lines.append(f"{i}. {shown(r['id'])} [{shown(r['kind'])}] — {why}")
+            lines.append(f"   file: {shown(r['file'])}")
         if not results:
-            lines.append(f"No matches for {opts.query!r}.")
+            lines.append(f"No matches for {shown(repr(opts.query))}.")
         if opts.keywords:
-            lines.append(f"keywords used: {', '.join(opts.keywords)}")
+            lines.append(f"keywords used: {shown(', '.join(opts.keywords))}")
         for note in result.notes:
-            lines.append(f"note: {agent_fix(note)}")
+            lines.append(f"note: {shown(agent_fix(note))}")
         structured = {
             "query": opts.query,
             "engine": result.engine,
@@ -225,7 +287,8 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
             "notes": [agent_fix(n) for n in result.notes],
             "results": results,
         }
-        return ToolResult(text="\n".join(lines), structured=structured)
+        links = tuple(_link(r) for r in results if "uri" in r)
+        return ToolResult(text="\n".join(lines), structured=structured, links=links)
 
     @reg.tool(
         "boost_get_skill",
@@ -263,11 +326,12 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
             text = lookup.read_in_folder(found, args["file"])
             folder = lookup.folder_of(found)
             where = folder / args["file"] if folder else found.file
-            return ToolResult(
-                text=f"# {entry.qualified_name} [{entry.kind}] — file: {where}\n\n{text}"
-            )
-        head = f"# {entry.qualified_name} [{entry.kind}] — file: {found.file}\n\n"
-        return ToolResult(text=head + found.text + _files_footer(found))
+            return ToolResult(text=_skill_head(entry.qualified_name, entry.kind, where) + text)
+        head = _skill_head(entry.qualified_name, entry.kind, found.file)
+        # The file itself goes out as it is (an agent may run or save it); boost's own lines
+        # around it are escaped.
+        tail = _files_footer(found) + _served_note(found, held)
+        return ToolResult(text=head + found.text + tail)
 
     @reg.tool(
         "boost_list_taps",
@@ -283,12 +347,15 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         state = status.index_state(engines) if taps else status.IndexState(False, {})
         rows = status.tap_rows(taps, state)
         lines = [
-            f"{r['name']} @ {r['commit'][:10]}: {r['counts'].get('skill', 0)} skills, {r['counts'].get('rule', 0)} rules, "
-            f"{r['counts'].get('workflow', 0)} workflows ({r['index']})"
+            f"{shown(r['name'])} @ {shown(r['commit'][:10])}: {r['counts'].get('skill', 0)} skills, {r['counts'].get('rule', 0)} rules, "
+            f"{r['counts'].get('workflow', 0)} workflows ({shown(r['index'])})"
+            + ("" if r["clone"] else f"; {shown(_clone_missing(r['name']))}")
             for r in rows
         ] or ["No taps yet: ask the user to run 'boost tap --defaults' in a terminal."]
         if state.damaged is not None:
-            lines.append(f"note: the search index cannot be read ({agent_fix(str(state.damaged))})")
+            lines.append(
+                f"note: the search index cannot be read ({shown(agent_fix(str(state.damaged)))})"
+            )
         return ToolResult(text="\n".join(lines), structured={"taps": rows})
 
     @reg.tool(
@@ -323,7 +390,7 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
         repos = discover.discover_github(
             args["query"], limit=int(args.get("limit", DISCOVER_LIMIT))
         )
-        lines = [f"{r.repo} ({r.hits} SKILL.md) {r.url}" for r in repos] or [
+        lines = [f"{shown(r.repo)} ({r.hits} SKILL.md) {shown(r.url)}" for r in repos] or [
             "No repositories matched."
         ]
         lines.append("Tap one with: boost tap OWNER/REPO")
@@ -344,19 +411,21 @@ INSTRUCTIONS = (
     "in plain language as `query`, plus `keywords`: 3-8 words or short phrases the author of a "
     "matching skill would likely use (technical terms, tool names, synonyms) — this widens the "
     "search beyond the user's wording. Then call boost_get_skill with the chosen id (TAP:NAME) "
-    "to read and apply it."
+    "to read and apply it.\n\n"
+    "A result with a `uri` (skill://...) is an Agent Skill served under the MCP Skills "
+    "extension: a host that supports it loads the chosen skill through its own verified "
+    "path (skills/get for the manifest and digests, resources/read for each file) "
+    "instead of pasting text. Search, pick, then load by URI."
 )
 
 
-def http_responder(reg: Registry) -> Callable[[Any, Optional[str]], Optional[Dict[str, Any]]]:
+def http_responder(server: Server) -> Callable[[Any, Optional[str]], Optional[Dict[str, Any]]]:
     """One request → its response, with no state kept between requests (stateless HTTP):
-    a 2025-era request speaks the version its header names."""
+    each gets a fresh `Session`; a 2025-era request speaks the version its header names."""
 
     def respond(message: Any, legacy: Optional[str]) -> Optional[Dict[str, Any]]:
-        server = Server(reg, instructions=INSTRUCTIONS)
-        if legacy is not None:
-            server.protocol_version = legacy
-        return server.handle(message)
+        session = Session(protocol_version=legacy, initialized=legacy is not None)
+        return server.handle(message, session)
 
     return respond
 
@@ -388,7 +457,7 @@ def _serve_http(args: argparse.Namespace) -> int:
         )
 
     mcp_http.serve(
-        http_responder(build_registry()),
+        http_responder(build_server()),
         settings,
         ready=ready,
         stop_on=(signal.SIGTERM, signal.SIGINT),
@@ -404,13 +473,58 @@ def _stderr_line(line: str) -> None:
         pass  # a closed stderr must not take requests down
 
 
+def build_server() -> Server:
+    """The `boost mcp` server: the tools, the resources and the Skills extension."""
+    skills = skillmap.Holder()
+    server = Server(
+        build_registry(skills=skills),
+        instructions=INSTRUCTIONS,
+        capabilities=skillserve.capabilities(),
+        extensions=skillserve.extensions(),
+    )
+    skillserve.install(server, skills)
+    return server
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
+    action = getattr(args, "action", None)
+    if action is not None or getattr(args, "list", False) or getattr(args, "dry_run", False):
+        return _register(args)
     if getattr(args, "http", None):
         return _serve_http(args)
     log = log_to_stderr(logging.WARNING)  # never blocks on a client that ignores stderr
     if sys.stdin.isatty():  # a person, not an MCP client (clients talk through pipes)
         err(BANNER)
-    Server(build_registry(), instructions=INSTRUCTIONS).serve_stdio()
+    build_server().serve_stdio()
     if log is not None:
         log.flush_for(0.5)
+    return 0
+
+
+def _register(args: argparse.Namespace) -> int:
+    """`boost mcp register HOST`, `unregister HOST`, `--dry-run`, `register --list`."""
+    if args.list:
+        if args.action == "unregister" or args.host:
+            raise UsageError("--list takes no HOST", "run 'boost mcp register --list'")
+        for row in hosts.found():
+            state = "found" if row["found"] else "not found"
+            if row.get("registered"):
+                state += ", boost registered"
+            elif row.get("registered") is None and "registered" in row:
+                state += ", unreadable (boost leaves it alone)"
+            out(
+                f"{row['host']:<9} {row['title']:<17} {row['how']:<14} {state}: {row['where'] or '-'}"
+            )
+        return 0
+    if args.action is None or not args.host:
+        raise UsageError(
+            "register and unregister need a HOST",
+            f"run 'boost mcp register HOST' with HOST one of {', '.join(hosts.names())}, "
+            "or 'boost mcp register --list'",
+        )
+    p = hosts.plan(args.host, args.action)
+    if args.dry_run:
+        out(printable(p.describe(), keep_newlines=True))
+        return 0
+    out(printable(hosts.apply(p)))
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli.commands.render import (
     BOLD,
@@ -23,7 +23,7 @@ from boost_cli.commands.render import (
     width,
     wrap,
 )
-from boost_cli.core import records, registry, search
+from boost_cli.core import records, registry, search, skillmap
 from boost_cli.core.models import Hit
 from boost_cli.core.text import printable
 
@@ -44,8 +44,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     taps = {t.name: t for t in registry.list_taps()}
     for line in result.notes:
         note(f"note: {printable(line)}")
+    wants_uri = args.explain or (keys is None or "uri" in keys)
+    skills = skillmap.for_entries(h.entry for h in result.hits) if wants_uri else None
     if args.json or keys:
-        emit_json([records.hit_record(h, taps, keys or records.HIT_FIELDS) for h in result.hits])
+        fields = keys or records.HIT_FIELDS
+        emit_json([records.hit_record(h, taps, fields, skills) for h in result.hits])
         if args.explain:
             err(json.dumps(result.diagnostics, indent=2))
     else:
@@ -62,8 +65,27 @@ def cmd_search(args: argparse.Namespace) -> int:
                 render_explain(result.diagnostics), keep_newlines=True
             ).splitlines():
                 say(line, " " * (len(line) - len(line.lstrip()) + 2))
+            for line in render_served(result.hits, skills):
+                say(printable(line), "    ")
     detail(_summary(result.diagnostics))
     return 1 if args.exit_status and not result.hits else 0
+
+
+def render_served(hits: Sequence[Hit], skills: Optional[skillmap.Statuses]) -> List[str]:
+    """For --explain: how each skill hit is served over MCP (its skill:// URI), or why not."""
+    lines = []
+    for rank, h in enumerate(hits, start=1):
+        if skills is None:
+            continue
+        uri = skills.uri_of(h.entry.tap, h.entry.path)
+        refused = skills.refused_of(h.entry.tap, h.entry.path)
+        if uri:
+            lines.append(f"{rank}. MCP skill: {uri}")
+        elif refused:
+            lines.append(
+                f"{rank}. MCP skill: not served ({refused.message()}); boost_get_skill reads it"
+            )
+    return ["MCP Skills extension:", *lines] if lines else []
 
 
 def render_hits(hits: Sequence[Hit], terms: str, explain: bool = False) -> None:

@@ -23,7 +23,7 @@ from boost_cli.commands.render import (
     table,
     width,
 )
-from boost_cli.core import gitutil, http, indexing, registry
+from boost_cli.core import gitutil, http, indexing, registry, skillmap
 from boost_cli.core.errors import BoostError, UsageError
 from boost_cli.core.text import printable
 
@@ -246,6 +246,7 @@ def taps_table(taps: Sequence[registry.TapInfo], columns: Optional[int], style: 
 def cmd_untap(args: argparse.Namespace) -> int:
     for name in args.names:
         info = registry.remove(name)
+        skillmap.drop_cache(name)
         out(f"Untapped {printable(info.name)}")
     _refresh()
     return 0

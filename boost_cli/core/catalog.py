@@ -40,6 +40,7 @@ SKIP_DIRS = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__"})
 RULE_FILES = frozenset({".cursorrules", ".windsurfrules", ".clinerules"})
 NOT_ENTRIES = frozenset({"readme.md", "changelog.md", "license.md", "contributing.md"})
 DESCRIPTION_CHARS = 300
+NAME_CHARS = 120
 
 
 @dataclass(frozen=True)
@@ -245,10 +246,12 @@ def _entry(tap: str, rel: str, kind: str, meta: Dict[str, Any], body: str) -> En
     else:
         fallback = p.stem
     raw_name = meta.get("name")
+    # One line, whatever it comes from: a file or folder name may hold a newline, and a
+    # name is printed on one line everywhere (a second line would forge a result).
     name = (
-        clip(raw_name, 120)
+        clip(raw_name, NAME_CHARS)
         if isinstance(raw_name, (str, int, float)) and str(raw_name).strip()
-        else fallback
+        else clip(fallback, NAME_CHARS) or clip(rel, NAME_CHARS)
     )
     desc = meta.get("description")
     description = (
@@ -347,6 +350,8 @@ def _cached_entry(raw: Any, tap: str, root: Path, checked: Dict[str, bool]) -> O
         or entry.kind not in KINDS
         or entry.rel_dir != folder
         or classify(entry.path) != entry.kind
+        or not entry.name
+        or entry.name != clip(entry.name, NAME_CHARS)  # one line (older caches kept newlines)
         or not safe_path(root, entry.path, checked)
     ):
         return None

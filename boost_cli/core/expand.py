@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from boost_cli.core import atomic, llm, paths
+from boost_cli.core import atomic, http, llm, paths
 from boost_cli.core.llm import LLMFailure
 from boost_cli.core.text import clip, one_line
 
@@ -63,11 +63,12 @@ def build_prompt(task: str) -> str:
     return f"Task: {clip(task, MAX_TASK_CHARS)}"
 
 
-def parse_keywords(text: str) -> List[str]:
+def parse_keywords(text: str, secrets: Sequence[str] = ()) -> List[str]:
     """The keywords in a model's answer: ``{"keywords": [...]}`` (or a bare list), with code
     fences or prose around it tolerated; each one line, at most `MAX_KEYWORD_CHARS`
     characters and 4 words, repeats (case-insensitive) and empty ones dropped, at most
-    `MAX_KEYWORDS`. [] when nothing usable is found."""
+    `MAX_KEYWORDS`; a keyword holding a secret (`shareable`) is dropped. [] when nothing
+    usable is found."""
     text = text[: llm.MAX_ANSWER_CHARS]
     for value in llm.json_values(llm.strip_trailing_commas(text)):
         items = value.get("keywords") if isinstance(value, dict) else value
@@ -78,10 +79,19 @@ def parse_keywords(text: str) -> List[str]:
             word = one_line(llm.as_text(item)).strip(" \"'`.,;")
             if not word or len(word) > MAX_KEYWORD_CHARS or len(word.split()) > 4:
                 continue
+            if not shareable(word, secrets):
+                continue
             out.setdefault(word.casefold(), word)
         if out:
             return list(out.values())[:MAX_KEYWORDS]
     return []
+
+
+def shareable(keyword: str, secrets: Sequence[str] = ()) -> bool:
+    """Whether ``keyword`` may be searched, shown and cached: the redaction rule of error
+    messages (``secrets``, anything shaped like an API key, a URL password) leaves it as
+    it is. A keyword it would change is no keyword: it is dropped, not shown masked."""
+    return http.redact(keyword, *secrets) == keyword
 
 
 class ExpansionCache:
@@ -95,7 +105,7 @@ class ExpansionCache:
         raw = f"{CACHE_VERSION}\0{model}\0{one_line(task).casefold()}"
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
 
-    def get(self, model: str, task: str) -> Optional[Tuple[str, ...]]:
+    def get(self, model: str, task: str, secrets: Sequence[str] = ()) -> Optional[Tuple[str, ...]]:
         """The cached keywords, or None (a missing, unreadable or foreign file is a miss)."""
         path = self.root / f"{self._key(model, task)}.json"
         try:
@@ -107,6 +117,8 @@ class ExpansionCache:
         words = data.get("keywords")
         if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
             return None
+        if not all(shareable(w, secrets) for w in words):
+            return None  # written before answers were redacted: ask again, overwrite it
         return tuple(words)
 
     def put(self, model: str, task: str, keywords: Sequence[str]) -> None:
@@ -137,13 +149,14 @@ def expand(
     provider problems.
     """
     env = os.environ if env is None else env
+    secrets = llm.answer_secrets(env)
     if client is None:
         chosen = llm.choose(backend, model=model, model_var="BOOST_EXPAND_MODEL", env=env)
         if isinstance(chosen, LLMFailure):
             return chosen
         client = chosen
     if cache is not None:
-        hit = cache.get(client.model, task)
+        hit = cache.get(client.model, task, secrets)
         if hit is not None:
             return Expansion(hit, client.backend, client.model, 0.0, cached=True)
     resolved = llm.seconds_setting(timeout, env, "BOOST_EXPAND_TIMEOUT", DEFAULT_TIMEOUT)
@@ -157,7 +170,7 @@ def expand(
     if isinstance(answer, LLMFailure):
         log.debug("expansion via %s failed after %.0f ms: %s", client.backend, elapsed_ms, answer)
         return answer
-    keywords = parse_keywords(answer)
+    keywords = parse_keywords(answer, secrets)
     if not keywords:
         return LLMFailure(NO_KEYWORDS, client.backend)
     if cache is not None:

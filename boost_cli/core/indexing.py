@@ -14,6 +14,7 @@ redoes it (``force_taps``), marks it stale in the vector store (the next ``reind
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from functools import partial
 from pathlib import Path
@@ -30,8 +31,8 @@ from typing import (
     Union,
 )
 
-from boost_cli.core import config, paths, registry
-from boost_cli.core.errors import ProviderError
+from boost_cli.core import config, paths, registry, skillmap
+from boost_cli.core.errors import NotFoundError, ProviderError
 from boost_cli.core.models import TapSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.embed import EmbedConfig
     from boost_cli.core.index import BuildReport, TapSource
 
+log = logging.getLogger(__name__)
 Progress = Optional[Callable[..., None]]
 DEFAULT_UNIT = "entry"
 
@@ -105,7 +107,25 @@ def reindex(
 
         dense.forget_commits(paths.vectors_path(), sorted(redo))
     registry.clear_repaired(redo)
+    _warm_skills(sources)
     return report
+
+
+def _warm_skills(sources: Sequence[Union[TapSource, TapSnapshot]]) -> None:
+    """Compute the MCP skill manifests (digests, sizes) of every tap at a commit they are
+    not cached for, while its clone is held steady: once per tap commit, so the server's
+    first skills/list reads a cache instead of hashing the taps."""
+    for s in sources:
+        if skillmap.cached(s.name, s.commit, Path(s.root)) is None:
+            snap = (
+                s
+                if isinstance(s, TapSnapshot)
+                else registry.load_snapshot(s.name, s.commit, str(s.root))
+            )
+            try:
+                skillmap.load(snap)
+            except OSError as exc:  # a file gone mid-read: the server builds it on first use
+                log.debug("cannot compute the skill manifests of %s: %s", s.name, exc)
 
 
 def indexed_commits() -> Dict[str, str]:
@@ -160,11 +180,35 @@ def export_vectors(tap: str, out: Path) -> VectorFile:
 
 
 def import_vectors(path: Path, unit: Optional[str] = None) -> ImportReport:
-    """Import a vectors file for the configured embedder (`dense.import_vectors`)."""
+    """Import a vectors file for the configured embedder (`dense.import_vectors`): its
+    header is checked first, then its tap's clone is held steady while the rows stream.
+
+    The unit is ``unit``, else the vector store's (a store built with ``--unit chunk``
+    takes chunk files), else the configured one. A tap that is not tapped is refused
+    with how to tap it; the source the file names is shown as the file's claim (anyone
+    can write one), and left out when ``boost tap`` would refuse it."""
     from boost_cli.core import dense
 
-    found = dense.load_file(path)
-    embedder, chosen = dense_settings(unit)
-    with registry.held_snapshots([found.tap]) as snaps:  # its clone steady while read
-        snapshot = snaps[0] if snaps else None
-        return dense.import_vectors(found, path, snapshot, embedder, chosen, paths.vectors_path())
+    header = dense.read_header(path)
+    embedder, chosen = dense_settings(unit or dense.stored_unit(paths.vectors_path()))
+    with registry.held_snapshots([header.tap]) as snaps:  # its clone steady while read
+        if not snaps:
+            raise NotFoundError(
+                f"tap {header.tap!r} (the tap {path.name} holds) is not tapped",
+                f"tap it first, then import again: {_tap_hint(header.tap, header.source)}",
+            )
+        return dense.import_vectors(header, path, snaps[0], embedder, chosen, paths.vectors_path())
+
+
+def _tap_hint(tap: str, source: str) -> str:
+    """How to tap ``tap`` when all that is known of its source is what a vectors file
+    says: the file's claim, labelled as such, and only if `boost tap` would take it."""
+    command = f"'boost tap SOURCE --name {tap}'"
+    if not source:
+        return f"{command} with the registry's source"
+    if registry.refuses_source(source):
+        return f"{command} with the registry's source (the file names one boost tap cannot use)"
+    return (
+        f"{command}; the file says SOURCE is {source!r}, but anyone can write a vectors "
+        "file: check that it is the registry you mean"
+    )

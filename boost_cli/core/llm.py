@@ -38,6 +38,7 @@ from typing import (
     Mapping,
     Optional,
     Protocol,
+    Sequence,
     Tuple,
     Union,
 )
@@ -165,6 +166,24 @@ def choose(
     return ClaudeCLI(model, claude, env)
 
 
+def answer_secrets(env: Mapping[str, str]) -> Tuple[str, ...]:
+    """The secrets a model's answer must never carry on: the configured API key (the CLI
+    backend reads it too)."""
+    key = env.get("ANTHROPIC_API_KEY", "").strip()
+    return (key,) if key else ()
+
+
+def redact_secrets(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every one of ``secrets`` replaced by ``***``: what a transport does to
+    a whole answer (an endpoint may echo the key back). Only the exact secrets: the answer
+    still has to parse, and its ids must still match. The fields taken from it (a reason,
+    a keyword) then get the whole `http.redact` rule, like an error message."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
 def as_text(value: Any) -> str:
     """A JSON value as text: strings as they are, numbers written out, anything else ""."""
     if isinstance(value, str):
@@ -255,7 +274,8 @@ class AnthropicAPI:
         )
         if isinstance(answer, LLMFailure):
             return LLMFailure(http.redact(answer.reason, self.api_key), "api")
-        return answer
+        # A 2xx answer can echo the key too (a proxy, a hostile endpoint): never pass it on.
+        return redact_secrets(answer, (self.api_key,))
 
 
 def _http_failure(status: int, body: bytes, model_var: str) -> str:
@@ -392,7 +412,7 @@ class ClaudeCLI:
             # The CLI may quote the environment's key back (it reads ANTHROPIC_API_KEY too).
             key = self.env.get("ANTHROPIC_API_KEY", "").strip()
             return LLMFailure(http.redact(answer.reason, key or None), "cli")
-        return answer
+        return redact_secrets(answer, answer_secrets(self.env))
 
 
 def _first_line(text: str) -> str:

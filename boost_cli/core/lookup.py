@@ -9,7 +9,13 @@ from pathlib import Path, PurePosixPath
 from typing import List, Optional, Sequence, Tuple
 
 from boost_cli.core import registry
-from boost_cli.core.errors import AmbiguousError, NoTapsError, NotFoundError, UsageError
+from boost_cli.core.errors import (
+    AmbiguousError,
+    BoostError,
+    NoTapsError,
+    NotFoundError,
+    UsageError,
+)
 from boost_cli.core.models import MAX_FILE_BYTES, Entry, TapSnapshot
 
 
@@ -29,14 +35,42 @@ class Found:
 
 def read(name: str) -> Found:
     """The entry called ``name`` (see `find`) in the tapped registries, with its text.
-    Raises NoTapsError when nothing is tapped, NotFoundError/AmbiguousError otherwise."""
+    Raises NoTapsError when nothing is tapped, NotFoundError/AmbiguousError otherwise,
+    and `registry.clone_missing` when the name may be in a tap whose clone is gone."""
     snaps = registry.snapshots()
-    if not snaps:
+    gone = registry.absent()
+    if not snaps and not gone:
         raise NoTapsError()
-    snap, entry = find(snaps, name)
+    try:
+        snap, entry = find(snaps, name)
+    except AmbiguousError:
+        raise
+    except NotFoundError as exc:
+        raise _in_missing_clone(name, gone, bool(snaps)) or exc from None
     taps = {t.name: t for t in registry.list_taps()}
     url = registry.source_url(taps[snap.name], entry.path) if snap.name in taps else ""
     return Found(snap, entry, snap.text(entry), url)
+
+
+def _in_missing_clone(
+    name: str, gone: Sequence[registry.TapInfo], present: bool
+) -> Optional[BoostError]:
+    """Why ``name`` was not found when taps without a clone may hold it: the clone of the
+    tap it names is missing, or (a bare name) of the one or the several taps it may be in."""
+    if not gone:
+        return None
+    head, colon, _ = name.partition(":")
+    named = [t for t in gone if colon and t.name == head]
+    if named or (len(gone) == 1 and not present):
+        return registry.clone_missing((named or gone)[0])
+    if len(gone) == 1:
+        which, fix = f"the clone of {gone[0].name} is", registry.clone_missing(gone[0]).fix
+    else:
+        which = f"the clones of {', '.join(t.name for t in gone)} are"
+        fix = "run 'boost untap NAME', then 'boost tap SOURCE' for each ('boost taps' lists them)"
+    return NotFoundError(
+        f"no skill, rule or workflow named {name!r} in the taps at hand; {which} missing", fix
+    )
 
 
 def find(snapshots: Sequence[TapSnapshot], name: str) -> Tuple[TapSnapshot, Entry]:

@@ -5,15 +5,23 @@ The layers, each testable on its own:
 * `Registry` holds the tools (spec + handler) in registration order; adding a
   tool is one `Registry.register` call (or `@registry.tool(...)`), never an edit
   to the dispatcher.
-* `Server.handle` is pure (no I/O): one parsed JSON value in, the response dict
-  out, or ``None`` for a notification. It keeps only the negotiated protocol
-  version between calls.
+* `Server.handle` is pure (no I/O): one parsed JSON value (and the `Session` it
+  arrived on) in, the response dict out, or ``None`` for a notification. A session
+  keeps only the version a handshake agreed; 2026-07-28 requests need none (each
+  carries its own, see `core.protocol`), so a stateless transport hands every
+  request a fresh `Session`.
+* Methods beyond the core (resources, the skills extension) are added with
+  `Server.add_method`, and their capabilities with ``capabilities``/``extensions``.
 * `Server.handle_line` adds parsing, batches and serialisation: one line in,
   one line out.
 * `Server.serve` reads a stream line by line and writes one JSON message per
   line (UTF-8, flushed); `Server.serve_stdio` runs it on the process's stdio.
 
-Protocol decisions (MCP 2024-11-05 … 2025-11-25):
+Protocol decisions (MCP 2024-11-05 … 2025-11-25, and 2026-07-28 in `core.protocol`):
+
+* ``server/discover`` (2026-07-28) answers the versions, capabilities (extensions
+  included) and instructions; a request carrying an envelope with a version boost
+  does not speak gets -32022 listing the ones it does, so a client can fall back.
 
 * ``initialize`` answers the client's ``protocolVersion`` when supported, else
   the newest supported one (the client then decides whether to go on).
@@ -66,23 +74,30 @@ from typing import (
 from boost_cli import __version__
 from boost_cli.core import schema as schemas
 from boost_cli.core.errors import BoostError, from_os_error
-from boost_cli.core.text import clip, one_line
+from boost_cli.core.protocol import (
+    HANDSHAKE_VERSIONS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MODERN_VERSIONS,
+    PARSE_ERROR,
+    Call,
+    JsonRpcError,
+    classify,
+    shape_result,
+)
+from boost_cli.core.text import clip, one_line, printable
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+__all__ = ["JsonRpcError", "Call", "INVALID_PARAMS", "METHOD_NOT_FOUND", "INTERNAL_ERROR"]
 
-#: Newest first; the first one is what an unknown or missing version gets.
-SUPPORTED_PROTOCOL_VERSIONS: Tuple[str, ...] = (
-    "2025-11-25",
-    "2025-06-18",
-    "2025-03-26",
-    "2024-11-05",
-)
+#: The handshake revisions, newest first; the first one is what an unknown or missing
+#: version gets. 2026-07-28 (`MODERN_VERSIONS`) needs no handshake.
+SUPPORTED_PROTOCOL_VERSIONS: Tuple[str, ...] = HANDSHAKE_VERSIONS
+#: Tool results may carry ``resource_link`` content from this revision on.
+RESOURCE_LINKS_SINCE = "2025-06-18"
 #: The revisions whose sessions may send JSON-RPC batches (added 2025-03-26, removed 2025-06-18).
 BATCH_PROTOCOL_VERSIONS = frozenset({"2025-03-26"})
 #: From this revision on, argument validation failures are tool errors (SEP-1303).
@@ -113,6 +128,9 @@ class ToolResult:
     text: str
     structured: Optional[Dict[str, Any]] = None
     is_error: bool = False
+    #: ``resource_link`` content items (``uri``, ``name``, ...) after the text, for
+    #: clients of 2025-06-18 and later; older ones get the text alone.
+    links: Tuple[Mapping[str, Any], ...] = ()
 
 
 Handler = Callable[[Dict[str, Any]], Union[ToolResult, str]]
@@ -243,13 +261,17 @@ def _check_tool_schema(tool: str, which: str, schema: Any) -> None:
         )
 
 
-class JsonRpcError(Exception):
-    """A protocol-level failure that becomes a JSON-RPC ``error`` response."""
+@dataclass
+class Session:
+    """What a connection remembers: the version its ``initialize`` agreed (None before
+    one) and whether the client said ``notifications/initialized``. Nothing else: a
+    2026-07-28 request never reads it."""
 
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    protocol_version: Optional[str] = None
+    initialized: bool = False
+
+
+MethodHandler = Callable[[Dict[str, Any], Call], Dict[str, Any]]
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -265,12 +287,22 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, (str, int))
 
 
-def _error(rid: Any, code: int, message: str) -> Dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+def _error(rid: Any, code: int, message: str, data: Any = None) -> Dict[str, Any]:
+    error: Dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": rid, "error": error}
 
 
-def _tool_result(text: str, structured: Optional[Dict[str, Any]], is_error: bool) -> Dict[str, Any]:
-    result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": is_error}
+def _tool_result(
+    text: str,
+    structured: Optional[Dict[str, Any]],
+    is_error: bool,
+    links: Sequence[Mapping[str, Any]] = (),
+) -> Dict[str, Any]:
+    content: List[Dict[str, Any]] = [{"type": "text", "text": text}]
+    content.extend({"type": "resource_link", **link} for link in links)
+    result: Dict[str, Any] = {"content": content, "isError": is_error}
     if structured is not None:
         result["structuredContent"] = structured
     return result
@@ -322,6 +354,9 @@ class Server:
         version: str = __version__,
         instructions: Optional[str] = None,
         protocol_versions: Sequence[str] = SUPPORTED_PROTOCOL_VERSIONS,
+        modern_versions: Sequence[str] = MODERN_VERSIONS,
+        capabilities: Optional[Mapping[str, Any]] = None,
+        extensions: Optional[Mapping[str, Any]] = None,
     ) -> None:
         if not protocol_versions:
             raise ValueError("a server needs at least one protocol version")
@@ -330,21 +365,46 @@ class Server:
         self.version = version
         self.instructions = instructions
         self.protocol_versions: Tuple[str, ...] = tuple(protocol_versions)
-        #: The version agreed by the last ``initialize``; None before it.
-        self.protocol_version: Optional[str] = None
-        #: True once the client sent ``notifications/initialized`` (informative only).
-        self.initialized = False
-        self._methods: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]] = {
-            "initialize": self._initialize,
+        self.modern_versions: Tuple[str, ...] = tuple(modern_versions)
+        #: Capabilities beyond ``tools`` (e.g. ``resources``), in every revision.
+        self.capabilities: Dict[str, Any] = dict(capabilities or {})
+        #: ``capabilities.extensions`` (2026-07-28: ``server/discover`` only).
+        self.extensions: Dict[str, Any] = dict(extensions or {})
+        #: The connection `handle` uses when it is given none (stdio has one).
+        self.session = Session()
+        self._methods: Dict[str, MethodHandler] = {
             "ping": self._ping,
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
         }
+        if self.modern_versions:
+            self._methods["server/discover"] = self._discover
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The version the default session's last ``initialize`` agreed; None before it."""
+        return self.session.protocol_version
+
+    @property
+    def initialized(self) -> bool:
+        """True once the client sent ``notifications/initialized`` (informative only)."""
+        return self.session.initialized
+
+    def add_method(self, method: str, handler: MethodHandler) -> None:
+        """Serve ``method`` with ``handler(params, call)``, which returns the result or
+        raises `JsonRpcError`; the result is shaped for the caller's revision
+        (`protocol.shape_result`)."""
+        if method in self._methods or method == "initialize":
+            raise ValueError(f"method {method!r} is already served")
+        self._methods[method] = handler
 
     # ------------------------------------------------------------------ pure core
 
-    def handle(self, message: Any) -> Optional[Dict[str, Any]]:
+    def handle(self, message: Any, session: Optional[Session] = None) -> Optional[Dict[str, Any]]:
         """The response to one parsed JSON-RPC message, or None when none is due.
+
+        ``session`` is the connection's (default: `self.session`); a stateless transport
+        passes a new one per request.
 
         None for notifications (no ``id``) and for stray responses (boost sends
         no requests, so a client's ``result``/``error`` message answers nothing).
@@ -371,13 +431,14 @@ class Server:
         method = message["method"]
         if not isinstance(method, str):
             return _error(reply_id, INVALID_REQUEST, "invalid request: 'method' must be a string")
+        session = self.session if session is None else session
         if not has_id:
-            self._notify(method)
+            self._notify(method, session)
             return None
         try:
-            result = self._dispatch(method, message.get("params"))
+            result = self._dispatch(method, message.get("params"), session)
         except JsonRpcError as err:
-            return _error(rid, err.code, err.message)
+            return _error(rid, err.code, err.message, err.data)
         except Exception:
             # A bug in boost, not in the request: keep serving, record the traceback.
             log.exception("internal error while handling %s", _short(method))
@@ -388,53 +449,81 @@ class Server:
             )
         return {"jsonrpc": "2.0", "id": rid, "result": result}
 
-    def _notify(self, method: str) -> None:
+    def _notify(self, method: str, session: Session) -> None:
         if method == "notifications/initialized":
-            self.initialized = True
+            session.initialized = True
         else:
             log.debug("ignoring notification %s", _short(method))
 
-    def _dispatch(self, method: str, params: Any) -> Dict[str, Any]:
+    def _dispatch(self, method: str, params: Any, session: Session) -> Dict[str, Any]:
         handler = self._methods.get(method)
-        if handler is None:
+        if handler is None and method != "initialize":
             raise JsonRpcError(METHOD_NOT_FOUND, f"method not found: {_short(method)}")
         if params is None:
             params = {}
         elif not isinstance(params, dict):
             raise JsonRpcError(INVALID_PARAMS, "invalid params: 'params' must be an object")
-        return handler(params)
+        call = classify(
+            method, params, session.protocol_version, self.modern_versions, self.protocol_versions
+        )
+        if handler is None:
+            return self._initialize(params, session)
+        return shape_result(method, handler(params, call), call, self.server_info())
 
-    def _initialize(self, params: Dict[str, Any]) -> Dict[str, Any]:
+    def server_info(self) -> Dict[str, Any]:
+        return {"name": self.name, "version": self.version}
+
+    def _capabilities(self, call: Call) -> Dict[str, Any]:
+        caps: Dict[str, Any] = {"tools": {"listChanged": False}}
+        caps.update(copy.deepcopy(self.capabilities))
+        if call.modern and self.extensions:
+            caps["extensions"] = copy.deepcopy(self.extensions)
+        return caps
+
+    def _discover(self, params: Dict[str, Any], call: Call) -> Dict[str, Any]:
+        result: Dict[str, Any] = {
+            "supportedVersions": list(self.modern_versions),
+            "capabilities": self._capabilities(call),
+        }
+        instructions = self._instructions()
+        if instructions:
+            result["instructions"] = instructions
+        return result
+
+    def _instructions(self) -> str:
+        if self.instructions is None:
+            return default_instructions(self.registry)
+        return self.instructions
+
+    def _initialize(self, params: Dict[str, Any], session: Session) -> Dict[str, Any]:
         requested = params.get("protocolVersion")
         if isinstance(requested, str) and requested in self.protocol_versions:
             version = requested
         else:
             version = self.protocol_versions[0]
             log.debug("client asked for protocol %s; offering %s", _short(requested), version)
-        self.protocol_version = version
-        instructions = self.instructions
-        if instructions is None:
-            instructions = default_instructions(self.registry)
+        session.protocol_version = version
+        instructions = self._instructions()
         result: Dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": self.name, "version": self.version},
+            "capabilities": self._capabilities(Call(version)),
+            "serverInfo": self.server_info(),
         }
         if instructions:
             result["instructions"] = instructions
         return result
 
-    def _ping(self, params: Dict[str, Any]) -> Dict[str, Any]:
+    def _ping(self, params: Dict[str, Any], call: Call) -> Dict[str, Any]:
         return {}
 
-    def _tools_list(self, params: Dict[str, Any]) -> Dict[str, Any]:
+    def _tools_list(self, params: Dict[str, Any], call: Call) -> Dict[str, Any]:
         cursor = params.get("cursor")
         if cursor not in (None, ""):
             # boost lists every tool on one page, so it never hands out a cursor.
             raise JsonRpcError(INVALID_PARAMS, "invalid params: unknown cursor (there is one page)")
         return {"tools": [spec.to_dict() for spec in self.registry.tools()]}
 
-    def _tools_call(self, params: Dict[str, Any]) -> Dict[str, Any]:
+    def _tools_call(self, params: Dict[str, Any], call: Call) -> Dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str):
             raise JsonRpcError(INVALID_PARAMS, "invalid params: 'name' must be a tool name string")
@@ -452,23 +541,22 @@ class Server:
         if problems:
             shown = "; ".join(problems[:5]) + ("; ..." if len(problems) > 5 else "")
             message = f"invalid arguments for tool {name!r}: {shown}"
-            if self._validation_is_tool_error():
+            if call.at_least(VALIDATION_AS_TOOL_ERROR_SINCE):
                 return _tool_result(message, None, True)
             raise JsonRpcError(INVALID_PARAMS, message)
-        return self._run_tool(spec, handler, schemas.normalize(args, spec.input_schema))
+        return self._run_tool(spec, handler, schemas.normalize(args, spec.input_schema), call)
 
-    def _validation_is_tool_error(self) -> bool:
-        version = self.protocol_version or self.protocol_versions[0]
-        return version >= VALIDATION_AS_TOOL_ERROR_SINCE  # ISO dates sort as strings
-
-    def _run_tool(self, spec: ToolSpec, handler: Handler, args: Dict[str, Any]) -> Dict[str, Any]:
+    def _run_tool(
+        self, spec: ToolSpec, handler: Handler, args: Dict[str, Any], call: Call
+    ) -> Dict[str, Any]:
         generic = f"tool {spec.name!r} failed unexpectedly; the details are in the server log"
         try:
             out = handler(args)
         except BoostError as err:
-            return _tool_result(one_line(str(err)), None, True)
+            # escaped: an error may quote a name or a path from a registry
+            return _tool_result(printable(one_line(str(err))), None, True)
         except OSError as err:
-            message = one_line(str(from_os_error(err)))
+            message = printable(one_line(str(from_os_error(err))))
             log.warning("tool %s: %s", spec.name, message)
             return _tool_result(message, None, True)
         except Exception:
@@ -486,7 +574,8 @@ class Server:
         text = out.text
         if not text and out.structured is not None:
             text = dump_line(out.structured)  # the spec's fallback for text-only clients
-        return _tool_result(text, out.structured, False)
+        links = out.links if call.at_least(RESOURCE_LINKS_SINCE) else ()
+        return _tool_result(text, out.structured, False, links)
 
     # ------------------------------------------------------------------ lines
 
@@ -514,7 +603,7 @@ class Server:
         return None if response is None else self._dump_response(response)
 
     def _handle_batch(self, batch: List[Any]) -> Optional[str]:
-        version = self.protocol_version
+        version = self.session.protocol_version
         if version not in BATCH_PROTOCOL_VERSIONS:
             when = f"in protocol version {version}" if version else "before initialize"
             return dump_line(
@@ -589,6 +678,13 @@ def _result_problem(spec: ToolSpec, out: Any) -> Optional[str]:
         return f"expected ToolResult or str, got {type(out).__name__}"
     if not isinstance(out.text, str):
         return f"ToolResult.text must be a str, got {type(out.text).__name__}"
+    for link in out.links:
+        if not (
+            isinstance(link, Mapping)
+            and isinstance(link.get("uri"), str)
+            and isinstance(link.get("name"), str)
+        ):
+            return "a resource link needs a 'uri' and a 'name' string"
     if out.is_error:
         return None
     if out.structured is None:

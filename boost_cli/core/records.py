@@ -1,6 +1,9 @@
 """The JSON shape of a hit: what `boost search --json` prints and MCP returns as structured
 content. One place, so the CLI and the MCP tool never drift apart.
 
+A record of a skill the MCP Skills extension serves carries its ``uri``
+(``skill://...``, `skillmap`), left out for everything else.
+
 A record starts with ``id`` (what `boost show` and ``boost_get_skill`` take) and leaves out
 the entry's frontmatter (``meta``: it repeats the description and can hold kilobytes of
 examples) unless it is asked for by name (`select`).
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from boost_cli.core import paths, registry
+from boost_cli.core import paths, registry, skillmap
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import Hit
 from boost_cli.core.text import one_line
@@ -26,6 +29,7 @@ HIT_FIELDS = (
     "score",
     "file",
     "url",
+    "uri",
     "path",
     "rel_dir",
     "snippet",
@@ -39,9 +43,12 @@ EXTRA_FIELDS = ("meta",)
 MCP_FIELDS = tuple(f for f in HIT_FIELDS if f not in ("rel_dir", "snippet", "ranks"))
 
 
-def _full_record(hit: Hit, taps: Mapping[str, registry.TapInfo]) -> Dict[str, Any]:
+def _full_record(
+    hit: Hit, taps: Mapping[str, registry.TapInfo], skills: Optional[skillmap.UriSource]
+) -> Dict[str, Any]:
     e = hit.entry
     tap = taps.get(e.tap)
+    uri = skills.uri_of(e.tap, e.path) if skills is not None else None
     return {
         "id": e.qualified_name,
         "name": e.name,
@@ -52,6 +59,7 @@ def _full_record(hit: Hit, taps: Mapping[str, registry.TapInfo]) -> Dict[str, An
         "score": round(hit.score, 6),
         "file": str(paths.tap_dir(e.tap) / e.path),
         "url": registry.source_url(tap, e.path) if tap else "",
+        "uri": uri,
         "path": e.path,
         "rel_dir": e.rel_dir,
         "snippet": hit.snippet,
@@ -80,18 +88,24 @@ def fields(spec: Optional[str]) -> List[str]:
 
 
 def hit_record(
-    hit: Hit, taps: Mapping[str, registry.TapInfo], keys: Sequence[str] = HIT_FIELDS
+    hit: Hit,
+    taps: Mapping[str, registry.TapInfo],
+    keys: Sequence[str] = HIT_FIELDS,
+    skills: Optional[skillmap.UriSource] = None,
 ) -> Dict[str, Any]:
     """A hit as the stable JSON object of `boost search --json`: ``keys`` of the entry, its
-    score, why and snippet, ``file`` (the path on disk) and ``url`` (a browsable link)."""
-    record = _full_record(hit, taps)
-    return {k: record[k] for k in keys}
+    score, why and snippet, ``file`` (the path on disk), ``url`` (a browsable link) and,
+    for a skill ``skills`` serves, ``uri``."""
+    record = _full_record(hit, taps, skills)
+    return {k: record[k] for k in keys if not (k == "uri" and record[k] is None)}
 
 
-def mcp_record(hit: Hit, taps: Mapping[str, registry.TapInfo]) -> Dict[str, Any]:
+def mcp_record(
+    hit: Hit, taps: Mapping[str, registry.TapInfo], skills: Optional[skillmap.UriSource] = None
+) -> Dict[str, Any]:
     """`hit_record` cut to `MCP_FIELDS`; ``why`` is left out when it only repeats the
     description (the caller pays for every token it reads)."""
-    record = hit_record(hit, taps, MCP_FIELDS)
+    record = hit_record(hit, taps, MCP_FIELDS, skills)
     if one_line(record["why"]) == one_line(record["description"]):
         del record["why"]
     return record

@@ -458,10 +458,7 @@ def _repair(tap: TapInfo, fd: int) -> bool:
 
     root = tap.root
     if not (root / ".git").is_dir():
-        raise GitError(
-            f"the clone of tap {tap.name!r} is missing",
-            f"run 'boost untap {tap.name}', then 'boost tap {tap.source}'",
-        )
+        raise clone_missing(tap)
     cleared = gitutil.clear_stale_locks(root)
     if cleared:
         log.debug("%s: removed stale git locks %s", tap.name, ", ".join(cleared))
@@ -630,6 +627,20 @@ def snapshots(names: Iterable[str] = ()) -> List[TapSnapshot]:
     return [TapSnapshot(t.name, t.commit, root, scan(t).entries) for t, root in present(names)]
 
 
+def clone_missing(tap: TapInfo) -> GitError:
+    """The error for a tap whose clone is gone (deleted by hand, a disk cleaned up): the
+    config still lists it, so only tapping it again brings its entries back."""
+    return GitError(
+        f"the clone of tap {tap.name!r} is missing",
+        f"run 'boost untap {tap.name}', then 'boost tap {tap.source}'",
+    )
+
+
+def absent() -> List[TapInfo]:
+    """Every tap whose clone is not there (what `present` leaves out)."""
+    return [t for t in list_taps() if not t.root.is_dir()]
+
+
 def present(names: Iterable[str] = ()) -> List[Tuple[TapInfo, Path]]:
     """Every tap (or the named ones) whose clone is there, with its folder: the config
     alone, no catalog. A vanished clone is left out ('boost doctor' reports it)."""
@@ -688,6 +699,18 @@ def held_snapshots(names: Iterable[str] = ()) -> Iterator[List[TapSnapshot]]:
 
 
 # --------------------------------------------------------------------------- bundled catalog
+
+
+def refuses_source(source: str) -> bool:
+    """Whether `boost tap` would refuse ``source`` before git runs (`gitutil.parse_source`:
+    a bad form, a refused transport, no such local folder)."""
+    from boost_cli.core import gitutil
+
+    try:
+        gitutil.parse_source(source)
+    except BoostError:
+        return True
+    return False
 
 
 def bundled_registries() -> List[Dict[str, Any]]:

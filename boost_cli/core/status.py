@@ -8,13 +8,14 @@ import os
 import platform
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli import __version__
 from boost_cli.core import dense, embed, paths, registry, retrieval
-from boost_cli.core.errors import ConfigError, IndexUnavailable
+from boost_cli.core.errors import BoostError, ConfigError, IndexUnavailable, os_fix
 
 
 @dataclass(frozen=True)
@@ -40,14 +41,15 @@ def index_state(engines: Optional[retrieval.Engines] = None) -> IndexState:
 
 
 def tap_rows(taps: Sequence[registry.TapInfo], state: IndexState) -> List[Dict[str, Any]]:
-    """Each tap's record plus ``index``: indexed, stale index, not indexed or unreadable."""
+    """Each tap's record plus ``index`` (indexed, stale index, not indexed or unreadable)
+    and ``clone`` (whether its clone is there)."""
     rows = []
     for t in taps:
         if state.damaged is not None:
             fresh = "unreadable index"
         else:
             fresh = retrieval.tap_state(t.commit, state.commits.get(t.name))
-        rows.append({**t.to_dict(), "index": fresh})
+        rows.append({**t.to_dict(), "index": fresh, "clone": t.root.is_dir()})
     return rows
 
 
@@ -62,6 +64,11 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         "disk": disk_use(home),
     }
     fixes: List[str] = []
+    problem = unwritable(home)
+    report["writable"] = problem is None
+    if problem is not None:
+        report["write_problem"] = str(problem)
+        fixes.append(f"home not writable, so tap, update, reindex and untap fail: {problem}")
     try:
         taps = registry.list_taps()
         report["config"] = {"status": "ok"}
@@ -114,6 +121,44 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
     report["gh_cli"] = shutil.which("gh") is not None
     report["fixes"] = fixes
     return report
+
+
+def unwritable(home: Path) -> Optional[BoostError]:
+    """Why boost could not write under ``home``, or None. Tried, not inferred from the mode
+    bits (root, ACLs, a read-only mount): a file is created and removed in the home and in
+    each of its folders boost writes into (the nearest existing parent when the home is not
+    created yet); the files boost writes in place (locks, the vector store) are checked
+    for write access."""
+    folders = [
+        home,
+        paths.cache_dir(),
+        paths.catalog_cache_dir(),
+        paths.index_dir(),
+        paths.cache_dir() / "expansions",
+        paths.repos_dir(),
+        paths.locks_dir(),
+    ]
+    there = [f for f in folders if f.is_dir()]
+    if not there:
+        parent = home
+        while not parent.is_dir() and parent != parent.parent:
+            parent = parent.parent
+        there = [parent]
+    for folder in there:
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".boost-doctor-", dir=folder)
+        except OSError as exc:
+            return BoostError(f"cannot write in {folder}: {exc.strerror or exc}", os_fix(exc))
+        os.close(fd)
+        os.unlink(probe)
+    in_place = [paths.vectors_path(), *sorted(paths.locks_dir().glob("*.lock"))]
+    for path in in_place:
+        if path.is_file() and not os.access(path, os.W_OK):
+            return BoostError(
+                f"cannot write {path}: it is read-only",
+                "make it writable for you, or point BOOST_HOME at a folder you own",
+            )
+    return None
 
 
 def _dense(engines: Optional[retrieval.Engines]) -> Dict[str, Any]:

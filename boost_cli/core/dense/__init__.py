@@ -9,6 +9,8 @@ The modules, bottom up (each imports only those above it in this list, and `core
 - `store` — the SQLite file, its schema and backends, and the embedder identity it records;
 - `build` — `build_dense` and `egress_summary`;
 - `query` — `DenseIndex`: status, query, hits;
+- `vecfile` — reading a vectors file anyone may have written: header and rows checked,
+  rows streamed;
 - `share` — one tap's vectors to a deterministic file and back (``boost vectors``).
 
 Layout, parity rules and measurements: docs/dense.md. Everything public is re-exported
@@ -42,6 +44,7 @@ from boost_cli.core.dense.share import (
     export_tap,
     import_vectors,
     load_file,
+    stored_unit,
 )
 from boost_cli.core.dense.store import (
     BACKENDS,
@@ -57,6 +60,7 @@ from boost_cli.core.dense.units import (
     entry_text,
     units_for,
 )
+from boost_cli.core.dense.vecfile import Header, read_header
 
 __all__ = [
     "BACKENDS",
@@ -78,6 +82,7 @@ __all__ = [
     "DenseUnavailable",
     "FlatCache",
     "FlatIndex",
+    "Header",
     "ImportReport",
     "VectorFile",
     "backend_status",
@@ -89,6 +94,8 @@ __all__ = [
     "import_vectors",
     "load_file",
     "open_status",
+    "read_header",
     "store_bytes",
+    "stored_unit",
     "units_for",
 ]

@@ -21,15 +21,14 @@ tap's commit and source.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
 
 from boost_cli.core import atomic
 from boost_cli.core.dense.build import DenseBuildReport, build_dense
+from boost_cli.core.dense.errors import DenseUnavailable
 from boost_cli.core.dense.store import (
     IDENTITY,
     Store,
@@ -38,14 +37,11 @@ from boost_cli.core.dense.store import (
     open_for_build,
     parity_fields,
 )
-from boost_cli.core.dense.units import tap_units
+from boost_cli.core.dense.units import UNITS, tap_units
+from boost_cli.core.dense.vecfile import FORMAT, REEXPORT, VERSION, Header, read_header, rows
 from boost_cli.core.embed import EmbedConfig, EmbeddingCache, dimensions_of, text_hash, unpack
-from boost_cli.core.errors import ConfigError, NotFoundError, UsageError
+from boost_cli.core.errors import ConfigError, UsageError
 from boost_cli.core.models import TapSnapshot
-
-FORMAT = "boost-vectors"
-VERSION = 1
-_HASH = re.compile(r"[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True)
@@ -122,88 +118,74 @@ def export_tap(store_path: Path, tap: str, commit: str, source: str, out: Path) 
 
 
 def load_file(path: Path) -> VectorFile:
-    """Read a file written by `export_tap`; `UsageError` naming what is wrong with it."""
-    try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path} ({exc.strerror})", "check the path") from exc
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path} is not a boost vectors file", _REEXPORT) from exc
-    try:
-        header = json.loads(lines[0]) if lines else None
-    except json.JSONDecodeError:
-        header = None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise UsageError(f"{path} is not a boost vectors file", _REEXPORT)
-    if header.get("version") != VERSION:
-        raise UsageError(
-            f"{path} is a version {header.get('version')!r} vectors file, this boost reads "
-            f"version {VERSION}",
-            "export it again with this version of boost",
-        )
-    if not isinstance(header.get("tap"), str) or not header["tap"]:
-        raise UsageError(f"{path} names no tap", _REEXPORT)
-    parity = header.get("parity")
-    if not isinstance(parity, dict) or not all(isinstance(v, str) for v in parity.values()):
-        raise UsageError(f"{path} has no valid parity block", _REEXPORT)
-    width = 4 * int(parity.get("dimensions") or 0)
-    vectors: Dict[str, bytes] = {}
-    for number, line in enumerate(lines[1:], start=2):
-        try:
-            digest, encoded = json.loads(line)
-            blob = base64.b64decode(encoded, validate=True)
-        except (ValueError, TypeError, binascii.Error):
-            raise UsageError(f"{path}: line {number} is not a vector", _REEXPORT) from None
-        if not isinstance(digest, str) or not _HASH.match(digest) or len(blob) != width:
-            raise UsageError(f"{path}: line {number} is not a vector", _REEXPORT)
-        vectors[digest] = blob
-    if len(vectors) != header.get("count") or not width:
-        raise UsageError(f"{path} is truncated or damaged", _REEXPORT)
+    """Read a whole file written by `export_tap`, every row checked (`vecfile`);
+    `UsageError` naming what is wrong with it. An import streams the file instead."""
+    header = read_header(path)
     return VectorFile(
-        str(header.get("tap", "")),
-        str(header.get("commit", "")),
-        str(header.get("source", "")),
-        {str(k): v for k, v in parity.items()},
-        vectors,
+        header.tap, header.commit, header.source, header.parity, dict(rows(path, header))
     )
 
 
-_REEXPORT = "ask for a file written by 'boost vectors export'"
+def stored_unit(store_path: Path) -> Optional[str]:
+    """The unit the vector store at ``store_path`` holds vectors of, None when there is
+    no store (or it holds none yet, or cannot be read: a build recreates it)."""
+    if not store_path.exists():
+        return None
+    try:
+        store = open_existing(store_path, "flat")
+    except DenseUnavailable:
+        return None
+    try:
+        meta = store.meta() if store.has_schema() else {}
+    finally:
+        store.close()
+    unit = meta.get("unit") if meta.get("provider") else None
+    return unit if unit in UNITS else None
+
+
+def row_cap(texts: int) -> int:
+    """The most rows a vectors file of a tap with ``texts`` distinct texts here may hold:
+    room for a file of another commit, at which the tap had more texts, and no more."""
+    return 2 * texts + 1000
 
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What `import_vectors` did: ``cached`` vectors went into the cache; the tap's
-    ``texts`` at its commit, of which ``covered`` were in the cache after that; ``build``
-    is the store build that followed when every text was covered (None otherwise)."""
+    """What `import_vectors` did. Of the file's ``rows``, ``matched`` are vectors of the
+    tap's ``texts`` at its commit here: ``cached`` of them went into the cache and
+    ``kept`` were there already (a vector embedded here is never replaced); the other
+    ``ignored`` rows (texts the tap does not have) went nowhere. ``covered`` of the texts
+    were in the cache after that; ``build`` is the store build that followed when all of
+    them were (None otherwise)."""
 
     tap: str
     commit: str  # the tap's commit here
     file_commit: str
+    rows: int
+    matched: int
     cached: int
+    kept: int
+    ignored: int
     texts: int
     covered: int
     build: Optional[DenseBuildReport]
 
 
-def import_vectors(
-    found: VectorFile,
-    path: Path,
-    snapshot: Optional[TapSnapshot],
-    config: EmbedConfig,
-    unit: str,
-    store_path: Path,
-) -> ImportReport:
-    """Put the vectors of ``found`` (read from ``path``) into the cache of the store at
-    ``store_path``, then build its tap from the cache when that covers every text of the
-    tap at ``snapshot``'s commit (nothing is embedded: a tap at another commit whose texts
-    changed is left for ``boost reindex --dense``). Refuses, with the fix, a file whose
-    parity block is not ``config``'s (and ``unit``'s), and a tap that is not tapped."""
-    problem = mismatch(found.parity, config, unit, holder=f"{path.name}")
+def check_parity(header: Header, path: Path, config: EmbedConfig, unit: str) -> None:
+    """`ConfigError` (or, when only the unit differs, `UsageError` naming ``--unit``) when
+    the file's vectors cannot be compared with ``config``'s ``unit`` vectors."""
+    if header.unit != unit and header.unit in UNITS:
+        raise UsageError(
+            f"{path.name} holds {header.unit} vectors, {unit} vectors are used here",
+            f"import it with 'boost vectors import {path.name} --unit {header.unit}' (the "
+            f"vector store then holds {header.unit} vectors; or set settings.embed.unit), "
+            "or embed with yours: 'boost reindex --dense'",
+        )
+    problem = mismatch(header.parity, config, unit, holder=f"{path.name}")
     known = dimensions_of(config)
-    if problem is None and known and str(known) != found.parity.get("dimensions"):
+    if problem is None and known and known != header.dimensions:
         problem = (
-            f"{path.name} holds {found.parity.get('dimensions')}-dimensional vectors, "
+            f"{path.name} holds {header.dimensions}-dimensional vectors, "
             f"the configured embedder makes {known}-dimensional ones"
         )
     if problem is not None:
@@ -212,26 +194,67 @@ def import_vectors(
             "configure the embedder the file names (docs/dense.md), or embed with yours: "
             "'boost reindex --dense'",
         )
-    if snapshot is None:
-        raise NotFoundError(
-            f"tap {found.tap!r} (the tap {path.name} holds) is not tapped",
-            f"run 'boost tap {found.source or 'SOURCE'} --name {found.tap}', then import again",
+
+
+def import_vectors(
+    header: Header,
+    path: Path,
+    snapshot: TapSnapshot,
+    config: EmbedConfig,
+    unit: str,
+    store_path: Path,
+) -> ImportReport:
+    """Put the vectors of the file at ``path`` (whose checked header is ``header``) for
+    the texts of tapped ``snapshot`` into the cache of the store at ``store_path``, then
+    build its tap from the cache when that covers every text of the tap at its commit
+    (nothing is embedded: a tap at another commit whose texts changed is left for
+    ``boost reindex --dense``).
+
+    The file is untrusted: its rows are streamed and checked (`vecfile.rows`) and all
+    of them are read before anything is written, so a bad row anywhere changes nothing.
+    Only rows for the tap's own texts are kept (memory: the tap's vectors at most); a
+    row for any other text is counted and dropped; a vector already in the cache (one
+    embedded here) is never replaced; a file with more rows than `row_cap` allows for
+    the tap is refused before it is read. Refuses, with the fix, a file whose parity
+    block is not ``config``'s (and ``unit``'s)."""
+    check_parity(header, path, config, unit)
+    units = tap_units(snapshot, unit)[0]
+    wanted = {text_hash(u.text) for u in units}
+    if header.count > row_cap(len(wanted)):
+        raise UsageError(
+            f"{path.name} says it holds {header.count} vectors, but tap {header.tap!r} has "
+            f"{len(wanted)} {unit} texts here: it is not a vectors file of this tap",
+            REEXPORT,
         )
+    found: Dict[str, bytes] = {}
+    total = 0
+    for digest, blob in rows(path, header):
+        total += 1
+        if digest in wanted:
+            found[digest] = blob
     store = open_for_build(store_path, "auto")
     try:
         cache = EmbeddingCache(store.conn)
-        items = [(h, list(unpack(blob))) for h, blob in sorted(found.vectors.items())]
-        cache.store(items, config, found.parity.get("served_model") or config.model)
-        units = tap_units(snapshot, unit)[0]
-        hashes = sorted({text_hash(u.text) for u in units})
-        covered = len(cache.lookup(hashes, config))
+        items = [(h, unpack(found[h])) for h in sorted(found)]
+        cached = cache.store_new(items, config, header.parity.get("served_model") or config.model)
+        covered = len(cache.lookup(sorted(wanted), config))
     finally:
         store.close()
     build = None
-    if covered == len(hashes):
+    if covered == len(wanted):
         build = build_dense(
             [snapshot], config=config, unit=unit, path=store_path, only=[snapshot.name]
         )
     return ImportReport(
-        snapshot.name, snapshot.commit, found.commit, len(items), len(hashes), covered, build
+        tap=snapshot.name,
+        commit=snapshot.commit,
+        file_commit=header.commit,
+        rows=total,
+        matched=len(found),
+        cached=cached,
+        kept=len(found) - cached,
+        ignored=total - len(found),
+        texts=len(wanted),
+        covered=covered,
+        build=build,
     )

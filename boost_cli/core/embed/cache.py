@@ -95,6 +95,25 @@ class EmbeddingCache:
                 [(h, provider, model, dims, kind, pack(v), served) for h, v in items],
             )
 
+    def store_new(
+        self,
+        items: Sequence[Tuple[str, Sequence[float]]],
+        config: EmbedConfig,
+        served: str,
+        input_type: str = "document",
+    ) -> int:
+        """Save the (hash, vector) pairs the cache has no vector for yet, and commit; how
+        many were saved. For vectors from elsewhere (an imported file): a vector already
+        cached, one embedded here, is never replaced."""
+        provider, model, dims, kind = self._key(config, input_type)
+        before = self.conn.total_changes
+        with self.conn:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO cache VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(h, provider, model, dims, kind, pack(v), served) for h, v in items],
+            )
+        return self.conn.total_changes - before
+
     def embed(
         self,
         texts: Sequence[str],

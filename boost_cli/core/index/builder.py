@@ -28,6 +28,8 @@ from boost_cli.core.index.layout import (
     SEGMENTS,
     TAP_MAGIC,
     TIERS,
+    SegmentDamaged,
+    segment_damaged,
 )
 from boost_cli.core.index.manifest import previous_manifest
 from boost_cli.core.index.merge import merge
@@ -117,6 +119,7 @@ def source_key(tap: TapSource, params: IndexParams, prefix: bool) -> str:
             __version__,
             tap.name,
             tap.commit,
+            segment.portable_root(tap.root),
             tap.scan,
             prefix,
             [params.chunk_target, params.chunk_overlap, params.max_chunks],
@@ -243,9 +246,11 @@ def _build(
             merge_record, tiers, meta = _merge_and_tiers(
                 root, old, held, names, records, fresh, workers
             )
-        except _StaleTier as stale:
-            # An old tier that held unchanged taps' postings is damaged: redo those taps.
-            if stale.taps <= force_taps:
+        except (_StaleTier, SegmentDamaged) as exc:
+            # An old tier that held unchanged taps' postings is damaged, or a reused
+            # segment is: redo those taps (a segment this build wrote is not redone).
+            stale = exc if isinstance(exc, _StaleTier) else _StaleTier({exc.tap}, exc)
+            if stale.taps <= force_taps | built or force:
                 raise stale.cause from None
             again = _build(
                 taps, force, force_taps | stale.taps, params, use_prefix, progress, workers
@@ -390,7 +395,12 @@ def _merge_and_tiers(
     opened: List[Segment] = []
     try:
         for n in names:
-            opened.append(Segment(root / str(records[n]["file"])))
+            try:
+                opened.append(Segment(root / str(records[n]["file"])))
+            except FileNotFoundError as exc:
+                raise SegmentDamaged(n, f"{records[n]['file']} is missing") from exc
+            except IndexUnavailable as exc:
+                raise segment_damaged(n, exc) from exc
         sections, meta = merge(opened)
     finally:
         for seg in opened:

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from boost_cli.core import bm25
+from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.index.container import Container
-from boost_cli.core.index.layout import MANIFEST, MERGE_MAGIC, damaged
+from boost_cli.core.index.layout import MANIFEST, MERGE_MAGIC, damaged, segment_damaged
 from boost_cli.core.index.params import IndexParams
-from boost_cli.core.index.segment import Segment
+from boost_cli.core.index.segment import Segment, resolve_root
 from boost_cli.core.index.tier import Tier
 
 
@@ -85,7 +86,7 @@ class Generation:
             self.content_base = [int(t["content_base"]) for t in taps]
             self.chunk_base = [int(t["chunk_base"]) for t in taps]
             self.tap_names = [str(t["tap"]) for t in taps]
-            self.roots = [str(t["root"]) for t in taps]
+            self.roots = [str(resolve_root(str(t["root"]))) for t in taps]
             seg_files = [str(t["file"]) for t in taps]
         except (KeyError, TypeError, ValueError) as exc:
             raise damaged(f"{m.path.name} has a bad table of contents") from exc
@@ -149,7 +150,11 @@ class Generation:
             try:
                 seg = Segment(path)
             except FileNotFoundError as exc:
-                raise damaged(f"{path.name} is missing") from exc
+                raise segment_damaged(
+                    self.tap_names[s], damaged(f"{path.name} is missing")
+                ) from exc
+            except IndexUnavailable as exc:
+                raise segment_damaged(self.tap_names[s], exc) from exc
             self._open.append(seg.c)
             if seg.c.size != self._seg_sizes[s] or seg.tap != self.tap_names[s]:
                 raise damaged(f"{seg.c.path.name} does not match the manifest")

@@ -33,6 +33,27 @@ def damaged(detail: str) -> IndexUnavailable:
     return IndexUnavailable(f"the search index is damaged ({detail})", REINDEX_FORCE)
 
 
+class SegmentDamaged(IndexUnavailable):
+    """Tap ``tap``'s segment cannot be read: the build rebuilds that tap rather than fail
+    (`builder`), and a reader's message names the tap."""
+
+    def __init__(self, tap: str, detail: str) -> None:
+        super().__init__(f"the search index is damaged (tap {tap!r}: {detail})", REINDEX_FORCE)
+        self.tap = tap
+        self.detail = detail
+
+
+def segment_damaged(tap: str, exc: IndexUnavailable) -> SegmentDamaged:
+    """``exc`` (raised reading tap ``tap``'s segment) as a `SegmentDamaged` naming the tap."""
+    if isinstance(exc, SegmentDamaged):
+        return exc
+    detail = exc.message
+    prefix = "the search index is damaged ("
+    if detail.startswith(prefix) and detail.endswith(")"):
+        detail = detail[len(prefix) : -1]
+    return SegmentDamaged(tap, detail)
+
+
 def mismatch(found: object) -> IndexUnavailable:
     return IndexUnavailable(
         f"the search index has format version {found}, this boost reads version {FORMAT_VERSION}",

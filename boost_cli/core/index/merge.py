@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from array import array
 from itertools import compress
-from typing import Any, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, NamedTuple, Sequence, Tuple
 
 from boost_cli.core.binio import to_le
+from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.index import neardup
-from boost_cli.core.index.layout import DEAD, SEGMENTS, damaged
+from boost_cli.core.index.layout import DEAD, SEGMENTS, damaged, segment_damaged
 from boost_cli.core.index.segment import Segment
 
 Sections = List[Tuple[str, bytes]]
@@ -45,23 +46,12 @@ def merge(segments: Sequence[Segment]) -> Tuple[Sections, Dict[str, Any]]:
     live_of: Dict[int, int] = {}  # dead content → its live copy
     for seg in segments:
         c = seg.c
-        hashes = c.read("content_hash")
-        first = c.ints("content_first", "I")
-        kinds = c.read("content_kinds")
-        cc = c.ints("chunk_content", "I")
-        dl = c.ints("chunk_dl", "H")
-        n_contents = len(hashes) // 32
-        fdl = c.ints("field_dl", "H")
-        seg_names, seg_keys, seg_sketches = seg.signatures(n_contents)
-        if (
-            len(first) != n_contents + 1
-            or len(fdl) != n_contents
-            or len(kinds) != n_contents
-            or len(cc) != len(dl)
-            or first[-1] != len(dl)
-            or any(x >= n_contents for x in cc[-1:])
-        ):
-            raise damaged(f"{c.path.name}: tables disagree")
+        try:
+            t = _tables(seg)
+        except IndexUnavailable as exc:
+            raise segment_damaged(seg.tap, exc) from exc
+        hashes, first, kinds, cc, dl, fdl = t.hashes, t.first, t.kinds, t.cc, t.dl, t.fdl
+        n_contents, seg_names, seg_keys, seg_sketches = t.n, t.names, t.keys, t.sketches
         c_base = len(content_kinds)
         k_base = len(chunk_content)
         dead: List[int] = []
@@ -105,7 +95,7 @@ def merge(segments: Sequence[Segment]) -> Tuple[Sections, Dict[str, Any]]:
             {
                 "tap": seg.tap,
                 "commit": seg.commit,
-                "root": str(seg.root),
+                "root": seg.recorded_root,
                 "file": f"{SEGMENTS}/{c.path.name}",
                 "content_base": c_base,
                 "chunk_base": k_base,
@@ -150,6 +140,43 @@ def merge(segments: Sequence[Segment]) -> Tuple[Sections, Dict[str, Any]]:
         ("near_next", to_le(_next_member(near, owner.values()))),
     ]
     return sections, meta
+
+
+class _SegTables(NamedTuple):
+    hashes: bytes
+    first: array[int]
+    kinds: bytes
+    cc: array[int]
+    dl: array[int]
+    fdl: array[int]
+    n: int
+    names: List[str]
+    keys: List[List[bytes]]
+    sketches: List[bytes]
+
+
+def _tables(seg: Segment) -> _SegTables:
+    """The tables of ``seg`` the merge reads, checked against each other."""
+    c = seg.c
+    hashes = c.read("content_hash")
+    first = c.ints("content_first", "I")
+    kinds = c.read("content_kinds")
+    cc = c.ints("chunk_content", "I")
+    dl = c.ints("chunk_dl", "H")
+    n_contents = len(hashes) // 32
+    fdl = c.ints("field_dl", "H")
+    names, keys, sketches = seg.signatures(n_contents)
+    if (
+        len(hashes) % 32
+        or len(first) != n_contents + 1
+        or len(fdl) != n_contents
+        or len(kinds) != n_contents
+        or len(cc) != len(dl)
+        or first[-1] != len(dl)
+        or any(x >= n_contents for x in cc[-1:])
+    ):
+        raise damaged(f"{c.path.name}: tables disagree")
+    return _SegTables(hashes, first, kinds, cc, dl, fdl, n_contents, names, keys, sketches)
 
 
 def _group_stats(group: Sequence[int], live: Iterable[int]) -> Dict[str, int]:

@@ -20,6 +20,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
+from boost_cli.core import paths
 from boost_cli.core.binio import to_le
 from boost_cli.core.index.container import Container, dumps, pack
 from boost_cli.core.index.contents import DL_MAX, ChunkTable, ContentTable, chunk_file, read_file
@@ -38,7 +39,28 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,80}")
 # one from scratch. Readers do not need it: they look sections up by name. 2: the
 # `headings` section, which no query read, is gone. 3 (format 2): the entry field
 # postings and the near-duplicate signatures. 4 (format 3): the postings go to the tiers.
-SEGMENT_LAYOUT = 4
+# 5: `content_name` is a JSON list (a name with a newline split the old "\n"-joined
+# table), and a root inside BOOST_HOME is recorded relative to it (`portable_root`).
+SEGMENT_LAYOUT = 5
+HOME_PREFIX = "$BOOST_HOME/"  # a recorded root inside the home: `portable_root`
+
+
+def portable_root(root: Path) -> str:
+    """How the index records a tap's folder: relative to BOOST_HOME (``$BOOST_HOME/repos/x``)
+    when it is inside the home, so a home copied or moved elsewhere keeps every key and
+    segment; any other folder as it is. `resolve_root` reads it back."""
+    try:
+        rel = Path(root).relative_to(paths.boost_home())
+    except ValueError:
+        return str(root)
+    return HOME_PREFIX + rel.as_posix()
+
+
+def resolve_root(recorded: str) -> Path:
+    """The folder a root recorded by `portable_root` names, in the home of this process."""
+    if recorded.startswith(HOME_PREFIX):
+        return paths.boost_home() / recorded[len(HOME_PREFIX) :]
+    return Path(recorded)
 
 
 def safe_name(name: str) -> str:
@@ -62,6 +84,7 @@ def segment_key(snap: TapSnapshot, params: IndexParams, prefix: bool) -> str:
             __version__,
             snap.name,
             snap.commit,
+            portable_root(snap.root),
             prefix,
             [params.chunk_target, params.chunk_overlap, params.max_chunks],
             entries,
@@ -139,7 +162,7 @@ def pack_segment(
         ("content_off", to_le(array("I", accumulate(map(len, content_json), initial=0)))),
         ("content_json", b"".join(content_json)),
         ("field_dl", to_le(array("H", (min(len(t), DL_MAX) for t in contents.field_terms)))),
-        ("content_name", "\n".join(contents.names).encode("utf-8")),
+        ("content_name", dumps(contents.names)),
         ("listing_off", to_le(array("I", accumulate(map(len, keys), initial=0)))),
         ("listing_keys", b"".join(h for k in keys for h in k)),
         ("content_sketch", b"".join(contents.sketches)),
@@ -148,7 +171,7 @@ def pack_segment(
         "kind": "segment",
         "tap": snap.name,
         "commit": snap.commit,
-        "root": str(snap.root),
+        "root": portable_root(snap.root),
         "key": key,
         "counts": {
             "entries": sum(len(x) for x in contents.entries),
@@ -170,7 +193,8 @@ class Segment:
             try:
                 self.tap = str(meta["tap"])
                 self.key = str(meta["key"])
-                self.root = Path(meta["root"])
+                self.recorded_root = str(meta["root"])
+                self.root = resolve_root(self.recorded_root)
                 self.commit = str(meta["commit"])
                 self.counts: Dict[str, int] = {k: int(v) for k, v in meta["counts"].items()}
             except (KeyError, TypeError, ValueError) as exc:
@@ -205,7 +229,12 @@ class Segment:
     def signatures(self, n_contents: int) -> Tuple[List[str], List[List[bytes]], List[bytes]]:
         """Per content its name, its listing-key hashes and its sketch (for the merge)."""
         c = self.c
-        names = c.read("content_name").decode("utf-8").split("\n") if n_contents else []
+        try:
+            names = json.loads(c.read("content_name"))
+        except ValueError:
+            names = None
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise damaged(f"{c.path.name}: bad name table")
         off = c.ints("listing_off", "I")
         raw_keys = c.read("listing_keys")
         raw_sketch = c.read("content_sketch")

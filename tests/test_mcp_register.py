@@ -1,0 +1,240 @@
+"""`boost mcp register HOST` / `unregister` / `--dry-run` / `--list`, through the real CLI,
+against real config files in a temporary HOME and fake host CLIs that record their argv
+(and, in a slow test, the real host CLIs from npm when they install here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import pytest
+
+from tests.helpers import run_boost
+
+FAKE_CLI = """#!/bin/sh
+printf '%s\\n' "$0 $*" >> "$FAKE_LOG"
+exit ${FAKE_RC:-0}
+"""
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Dict[str, str]:
+    home = tmp_path / "user"
+    home.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "PATH": os.pathsep.join(
+            [str(bin_dir), os.path.dirname(sys.executable), "/usr/bin", "/bin"]
+        ),
+        "FAKE_LOG": str(tmp_path / "calls.log"),
+    }
+
+
+def fake(env: Dict[str, str], name: str) -> None:
+    path = Path(env["PATH"].split(os.pathsep)[0]) / name
+    path.write_text(FAKE_CLI)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def calls(env: Dict[str, str]) -> List[str]:
+    log = Path(env["FAKE_LOG"])
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def boost(args: List[str], env: Dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
+    return run_boost(["mcp", *args], tmp_path / "boost-home", env=env)
+
+
+def command() -> List[str]:
+    exe = shutil.which("boost", path=os.path.dirname(sys.executable))
+    return [os.path.abspath(exe), "mcp"] if exe else [sys.executable, "-m", "boost_cli", "mcp"]
+
+
+@pytest.mark.parametrize(
+    "host, add, remove",
+    [
+        ("claude", "mcp add --scope user boost -- {cmd}", "mcp remove --scope user boost"),
+        ("codex", "mcp add boost -- {cmd}", "mcp remove boost"),
+        ("gemini", "mcp add --scope user boost {cmd}", "mcp remove --scope user boost"),
+    ],
+)
+def test_a_host_with_a_cli_is_told_through_it(
+    host: str, add: str, remove: str, env: Dict[str, str], tmp_path: Path
+) -> None:
+    fake(env, host)
+    exe = str(Path(env["PATH"].split(os.pathsep)[0]) / host)
+    r = boost(["register", host, "--dry-run"], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"run: {exe} mcp add") and calls(env) == []
+    r = boost(["register", host], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = boost(["unregister", host], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    cmd = " ".join(command())
+    assert calls(env) == [f"{exe} {add.format(cmd=cmd)}", f"{exe} {remove}"]
+
+
+def test_a_failing_host_cli_is_an_error_with_the_command(
+    env: Dict[str, str], tmp_path: Path
+) -> None:
+    fake(env, "claude")
+    r = boost(["register", "claude"], {**env, "FAKE_RC": "3"}, tmp_path)
+    assert r.returncode != 0
+    assert "exited 3" in r.stderr and "run it by hand to see why:" in r.stderr
+
+
+def test_a_missing_host_cli_says_how_to_add_by_hand(env: Dict[str, str], tmp_path: Path) -> None:
+    r = boost(["register", "codex"], env, tmp_path)
+    assert r.returncode == 2
+    assert "codex is not on PATH" in r.stderr and " mcp by hand" in r.stderr
+
+
+CONFIGS = {
+    "cursor": (".cursor/mcp.json", "mcpServers", False),
+    "windsurf": (".codeium/windsurf/mcp_config.json", "mcpServers", False),
+    "vscode": (".config/Code/User/mcp.json", "servers", True),
+}
+
+
+@pytest.mark.parametrize("host", sorted(CONFIGS))
+def test_a_config_file_gains_and_loses_only_boost(
+    host: str, env: Dict[str, str], tmp_path: Path
+) -> None:
+    rel, key, typed = CONFIGS[host]
+    path = Path(env["HOME"]) / rel
+    path.parent.mkdir(parents=True)
+    before = {"theme": "dark", key: {"other": {"command": "other-server", "args": ["x"]}}}
+    path.write_text(json.dumps(before))
+    r = boost(["register", host, "--dry-run"], env, tmp_path)
+    assert r.returncode == 0 and f"write {path}:" in r.stdout
+    assert json.loads(path.read_text()) == before  # a dry run changes nothing
+    r = boost(["register", host], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    after = json.loads(path.read_text())
+    entry = {"command": command()[0], "args": command()[1:]}
+    if typed:
+        entry = {"type": "stdio", **entry}
+    assert after == {"theme": "dark", key: {**before[key], "boost": entry}}
+    r = boost(["register", host], env, tmp_path)
+    assert "already registered" in r.stdout
+    r = boost(["register", "--list"], env, tmp_path)
+    assert any(
+        line.startswith(host) and "boost registered" in line for line in r.stdout.splitlines()
+    )
+    r = boost(["unregister", host], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(path.read_text()) == before
+    r = boost(["unregister", host], env, tmp_path)
+    assert "not registered" in r.stdout
+
+
+def test_a_missing_config_file_is_created(env: Dict[str, str], tmp_path: Path) -> None:
+    r = boost(["register", "cursor"], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = json.loads((Path(env["HOME"]) / ".cursor/mcp.json").read_text())
+    assert list(data["mcpServers"]) == ["boost"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n  // my servers\n  "servers": {"x": {"command": "y"}}\n}\n',  # VS Code's JSONC
+        '{"servers": ["not", "an", "object"]}',
+        "[]",
+    ],
+)
+def test_a_file_boost_cannot_read_is_never_clobbered(
+    text: str, env: Dict[str, str], tmp_path: Path
+) -> None:
+    path = Path(env["HOME"]) / ".config/Code/User/mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    for action in ("register", "unregister"):
+        r = boost([action, "vscode"], env, tmp_path)
+        assert r.returncode == 2 and "boost changes nothing in it" in r.stderr
+        assert path.read_text() == text
+    r = boost(["register", "--list"], env, tmp_path)
+    assert "unreadable (boost leaves it alone)" in r.stdout
+
+
+def test_list_shows_each_host_and_usage_errors(env: Dict[str, str], tmp_path: Path) -> None:
+    fake(env, "gemini")
+    r = boost(["register", "--list"], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line for line in r.stdout.splitlines()}
+    assert set(rows) == {"claude", "codex", "gemini", "cursor", "vscode", "windsurf"}
+    assert "not found" in rows["claude"] and " found: " in rows["gemini"]
+    r = boost(["register", "emacs"], env, tmp_path)
+    assert r.returncode == 2 and "unknown host 'emacs'" in r.stderr
+    r = boost(["register"], env, tmp_path)
+    assert r.returncode == 2 and "need a HOST" in r.stderr
+
+
+# --------------------------------------------------------------------------- real host CLIs
+
+NPM = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "gemini": "@google/gemini-cli",
+}
+
+
+@pytest.fixture(scope="module")
+def real_clis(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real host CLIs from npm in a temporary prefix (skipped when npm or the
+    registry is not reachable here)."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("needs node and npm")
+    prefix = tmp_path_factory.mktemp("npm")
+    done = subprocess.run(
+        ["npm", "install", "--no-fund", "--no-audit", "--prefix", str(prefix), *NPM.values()],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    bin_dir = prefix / "node_modules" / ".bin"
+    if done.returncode != 0 or not all((bin_dir / name).exists() for name in NPM):
+        pytest.skip(f"npm cannot install the host CLIs here: {done.stderr[-200:]}")
+    return bin_dir
+
+
+def _registered(host: str, home: Path) -> Optional[Dict[str, object]]:
+    """boost's entry in the file the real CLI wrote, or None."""
+    if host == "claude":
+        servers = json.loads((home / ".claude.json").read_text()).get("mcpServers", {})
+        return servers.get("boost")
+    if host == "gemini":
+        servers = json.loads((home / ".gemini" / "settings.json").read_text()).get("mcpServers", {})
+        return servers.get("boost")
+    text = (home / ".codex" / "config.toml").read_text()
+    if "[mcp_servers.boost]" not in text:
+        return None
+    block = text.split("[mcp_servers.boost]", 1)[1]
+    command = block.split('command = "', 1)[1].split('"', 1)[0]
+    return {"command": command, "args": ["mcp"] if 'args = ["mcp"]' in block else []}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("host", sorted(NPM))
+def test_the_real_host_cli_registers_and_unregisters_boost(
+    host: str, real_clis: Path, tmp_path: Path, env: Dict[str, str]
+) -> None:
+    env = {**env, "PATH": os.pathsep.join([str(real_clis), env["PATH"]])}
+    env["PATH"] += os.pathsep + os.path.dirname(shutil.which("node") or "/usr/bin/node")
+    r = boost(["register", host], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    entry = _registered(host, Path(env["HOME"]))
+    assert entry is not None
+    assert [entry["command"], *entry["args"]] == command()  # type: ignore[misc]
+    r = boost(["unregister", host], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert _registered(host, Path(env["HOME"])) is None
