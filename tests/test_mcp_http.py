@@ -399,12 +399,50 @@ def test_the_official_sdk_client_over_http(home: Path) -> None:
         assert version == LEGACY and "boost_search" in tools
         assert text.startswith("1. example:jest-runner")
         version, tools, text = asyncio.run(run(url, "auto"))
-        assert version in mcp_http_versions()
+        assert version == MODERN  # probed with a modern request, no fallback
         assert text.startswith("1. example:jest-runner")
 
 
-def mcp_http_versions() -> Tuple[str, ...]:
-    return (MODERN, LEGACY)
+def test_modern_requests_over_http(home: Path) -> None:
+    """2026-07-28 on HTTP: discover, an unknown version (-32022, 400), an unknown method
+    (404), a skill read through resources/read with its URI mirrored in Mcp-Name."""
+    with server(home) as s:
+
+        def post(msg: Dict[str, Any], name: Optional[str] = None) -> Tuple[int, Any]:
+            h = {
+                "MCP-Protocol-Version": msg["params"]["_meta"][
+                    "io.modelcontextprotocol/protocolVersion"
+                ],
+                "Mcp-Method": msg["method"],
+            }
+            if name is not None:
+                h["Mcp-Name"] = name
+            status, _, body = s.post(msg, h)
+            return status, body
+
+        status, body = post(_modern("server/discover"))
+        assert status == 200 and MODERN in body["result"]["supportedVersions"]
+        odd = _modern("tools/list")
+        odd["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "2099-01-01"
+        status, body = post(odd)
+        assert status == 400 and body["error"]["code"] == -32022
+        assert MODERN in body["error"]["data"]["supported"]
+        status, body = post(_modern("no/such/method"))
+        assert status == 404 and body["error"]["code"] == -32601
+        status, body = post(
+            _modern(
+                "tools/call",
+                {"name": "boost_search", "arguments": {"query": "test my React app", "limit": 3}},
+            ),
+            "boost_search",
+        )
+        assert status == 200, body
+        uri = next(h["uri"] for h in body["result"]["structuredContent"]["results"] if h.get("uri"))
+        status, body = post(_modern("resources/read", {"uri": uri}), uri)
+        assert status == 200, body
+        assert body["result"]["contents"][0]["text"].startswith("---")
+        status, body = post(_modern("resources/read", {"uri": uri}), "skill://other/x/SKILL.md")
+        assert status == 400 and body["error"]["code"] == -32020
 
 
 def test_route_is_pure_and_keeps_no_state() -> None:
