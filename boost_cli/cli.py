@@ -346,17 +346,83 @@ def _add_vectors(sub: argparse._SubParsersAction) -> None:
         _global_options(action, in_command=True)
 
 
+def _add_bundle(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "bundle",
+        "export or import taps as one file a replica serves with nothing cloned",
+        "Write taps (their catalog, served files, search index segments and vectors, no git "
+        "history) to one deterministic file, or import such files: one build job exports, "
+        "every replica of a team server imports. An imported tap is updated by importing "
+        "a newer bundle.",
+    )
+    actions = p.add_subparsers(
+        dest="action", metavar="ACTION", required=True, help="export or import"
+    )
+    exp = actions.add_parser(
+        "export",
+        help="write taps to FILE",
+        description="Write every tap (or those named with --tap) to FILE: the same taps at "
+        "the same commits make the same bytes.",
+    )
+    exp.add_argument("file", metavar="FILE", help="where to write the bundle")
+    exp.add_argument("--tap", action="append", metavar="NAME", help="only this tap (repeatable)")
+    imp = actions.add_parser(
+        "import",
+        help="import bundles",
+        description="Verify each FILE, install its taps (replacing earlier imports of the "
+        "same taps; a cloned tap of the same name is refused), and bring the index up "
+        "to date from the bundled segments.",
+    )
+    imp.add_argument("files", nargs="+", metavar="FILE", help="files from 'boost bundle export'")
+    for action in (exp, imp):
+        action.add_argument("--json", action="store_true", help="machine-readable report")
+        _global_options(action, in_command=True)
+
+
 def _add_mcp(sub: argparse._SubParsersAction) -> None:
     p = _sub(
         sub,
         "mcp",
-        "serve boost's tools over MCP (stdio)",
+        "serve boost's tools over MCP (stdio, or HTTP with --http)",
         "Run the MCP server on stdin/stdout, for an MCP client to start "
         "(client set-up: docs/mcp.md). Run by hand, it waits for JSON-RPC on stdin; "
-        "Ctrl-D or Ctrl-C stops it.",
+        "Ctrl-D or Ctrl-C stops it. With --http, serve MCP's Streamable HTTP for a team "
+        "(docs/team-server.md); SIGTERM or Ctrl-C stops it after the requests in flight.",
+    )
+    p.add_argument("--stdio", action="store_true", help="stdio transport (the default)")
+    p.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead (HOST defaults to "
+        "127.0.0.1; any other address needs BOOST_MCP_TOKEN)",
     )
     p.add_argument(
-        "--stdio", action="store_true", help="stdio transport (the default and only one)"
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="with --http: also accept this Host (and its https:// Origin), e.g. the "
+        "name a reverse proxy serves (repeatable)",
+    )
+    p.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="with --http: also accept requests from this Origin (repeatable)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="with --http: answer every request within SECONDS (default 30)",
+    )
+    p.add_argument(
+        "--read-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="with --http: close a connection that sends nothing for SECONDS (default 10)",
     )
     p.add_argument(
         "action",
@@ -444,6 +510,7 @@ BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
     _add_audit,
     _add_reindex,
     _add_vectors,
+    _add_bundle,
     _add_mcp,
     _add_discover,
     _add_doctor,
@@ -497,6 +564,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "audit": ("audit", "cmd_audit"),
     "reindex": ("reindex", "cmd_reindex"),
     "vectors": ("vectors", "cmd_vectors"),
+    "bundle": ("bundle", "cmd_bundle"),
     "mcp": ("mcp", "cmd_mcp"),
     "discover": ("discover", "cmd_discover"),
     "doctor": ("doctor", "cmd_doctor"),

@@ -27,6 +27,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.text",
             "boost_cli.core.binio",
             "boost_cli.core.http",
+            "boost_cli.core.bundlefile",
         ),
     ),
     (
@@ -74,6 +75,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.llm",
             "boost_cli.core.status",
             "boost_cli.core.records",
+            "boost_cli.core.bundle",
             "boost_cli.core.skillserve",
             "boost_cli.core.hosts",
         ),
@@ -83,7 +85,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
 )
 
 # The MCP protocol knows nothing of boost's domain: base only, whatever its rank.
-PROTOCOL = ("boost_cli.core.mcp", "boost_cli.core.protocol", "boost_cli.core.schema")
+PROTOCOL = ("boost_cli.core.mcp", "boost_cli.core.mcp_http", "boost_cli.core.protocol", "boost_cli.core.schema")
 
 # Layers a layer may not import although they rank below it.
 FORBIDDEN: Mapping[str, Set[str]] = {"engines": {"taps"}}

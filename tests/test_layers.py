@@ -28,6 +28,10 @@ LAZY_ALLOWED = {
     # The embedding stack loads only when a vector store exists.
     ("boost_cli.core.retrieval", "boost_cli.core.dense"),
     ("boost_cli.core.retrieval", "boost_cli.core.embed"),
+    # A bundle export reads the vector store only when there is one.
+    ("boost_cli.core.bundle", "boost_cli.core.dense"),
+    # `boost mcp` over stdio never loads the HTTP transport.
+    ("boost_cli.commands.mcp", "boost_cli.core.mcp_http"),
     # A query never chunks: the index and dense text code loads its parsers only to build.
     ("boost_cli.core.index.contents", "boost_cli.core.chunker"),
     ("boost_cli.core.index.contents", "boost_cli.core.frontmatter"),

@@ -29,7 +29,7 @@ from boost_cli.core import (
     trust_scan,
 )
 from boost_cli.core.errors import BoostError, UsageError
-from boost_cli.core.mcp import Handler, Registry, Server, ToolResult, log_to_stderr
+from boost_cli.core.mcp import Handler, Registry, Server, Session, ToolResult, log_to_stderr
 from boost_cli.core.models import KINDS
 from boost_cli.core.text import printable
 
@@ -466,6 +466,60 @@ INSTRUCTIONS = (
 )
 
 
+def http_responder(server: Server) -> Callable[[Any, Optional[str]], Optional[Dict[str, Any]]]:
+    """One request → its response, with no state kept between requests (stateless HTTP):
+    each gets a fresh `Session`; a 2025-era request speaks the version its header names."""
+
+    def respond(message: Any, legacy: Optional[str]) -> Optional[Dict[str, Any]]:
+        session = Session(protocol_version=legacy, initialized=legacy is not None)
+        return server.handle(message, session)
+
+    return respond
+
+
+def _serve_http(args: argparse.Namespace) -> int:
+    import os
+    import signal
+
+    from boost_cli.core import mcp_http
+
+    host, port = mcp_http.parse_listen(args.http)
+    settings = mcp_http.HttpSettings(
+        host=host,
+        port=port,
+        token=os.environ.get("BOOST_MCP_TOKEN") or None,
+        allowed_hosts=tuple(args.allow_host or ()),
+        allowed_origins=tuple(args.allow_origin or ()),
+        deadline_seconds=max(0.1, args.deadline),
+        read_seconds=max(0.1, args.read_timeout),
+        log_sink=_stderr_line,
+    )
+
+    def ready(bound: int) -> None:
+        shown = f"[{host}]" if ":" in host else host
+        auth = "bearer token required" if settings.token else "no token (loopback only)"
+        _stderr_line(
+            f"boost mcp: serving MCP on http://{shown}:{bound}/mcp ({auth}); "
+            "SIGTERM or Ctrl-C stops it"
+        )
+
+    mcp_http.serve(
+        http_responder(build_server()),
+        settings,
+        ready=ready,
+        stop_on=(signal.SIGTERM, signal.SIGINT),
+    )
+    return 0
+
+
+def _stderr_line(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # a closed stderr must not take requests down
+
+
 def build_server() -> Server:
     """The `boost mcp` server: the tools, the resources and the Skills extension."""
     skills = skillmap.Holder()
@@ -483,6 +537,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     action = getattr(args, "action", None)
     if action is not None or getattr(args, "list", False) or getattr(args, "dry_run", False):
         return _register(args)
+    if getattr(args, "http", None):
+        return _serve_http(args)
     log = log_to_stderr(logging.WARNING)  # never blocks on a client that ignores stderr
     if sys.stdin.isatty():  # a person, not an MCP client (clients talk through pipes)
         err(BANNER)

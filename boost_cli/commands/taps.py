@@ -231,6 +231,8 @@ def taps_table(taps: Sequence[registry.TapInfo], columns: Optional[int], style: 
     rows = []
     for t in taps:
         missing = "" if t.root.is_dir() else " (clone missing: boost untap + tap again)"
+        if t.bundle:
+            missing = f" (imported from bundle {t.bundle[:12]})"
         c = t.counts
         rows.append(
             [

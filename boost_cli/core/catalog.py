@@ -364,19 +364,32 @@ def _cached_entry(raw: Any, tap: str, root: Path, checked: Dict[str, bool]) -> O
     return entry
 
 
+def cache_record(commit: str, result: ScanResult) -> Dict[str, Any]:
+    """What the cache stores for ``result``, the scan at ``commit`` (also a bundle member)."""
+    return {
+        "version": CACHE_VERSION,
+        "commit": commit,
+        "entries": [e.to_dict() for e in result.entries],
+        "warnings": list(result.warnings),
+        "skipped": result.skipped,
+    }
+
+
 def store(tap: str, commit: str, result: ScanResult) -> None:
     """Cache ``result`` as the scan of ``tap`` at ``commit`` (only for a clone known to be
     exactly that commit)."""
-    atomic.write_json(
-        _cache_path(tap),
-        {
-            "version": CACHE_VERSION,
-            "commit": commit,
-            "entries": [e.to_dict() for e in result.entries],
-            "warnings": list(result.warnings),
-            "skipped": result.skipped,
-        },
-    )
+    store_record(tap, cache_record(commit, result))
+
+
+def store_record(tap: str, record: Dict[str, Any]) -> None:
+    """Write a `cache_record` as ``tap``'s cached scan; `cached` checks it when read."""
+    atomic.write_json(_cache_path(tap), record)
+
+
+def tap_files(root: Path) -> List[str]:
+    """Every file the scan walks in ``root`` (sorted POSIX paths; never leaving the tap,
+    never under ``.git``): what a bundle carries as the tap's served files."""
+    return sorted(_walk(root)[0])
 
 
 def load_tap(tap: str, root: Path, commit: str, *, cache: bool = True) -> ScanResult:

@@ -89,6 +89,7 @@ class TapInfo:
     updated: str = ""
     warnings: int = 0
     repaired: bool = False
+    bundle: str = ""  # the digest of the bundle it was imported from; "" for a clone
 
     @property
     def root(self) -> Path:
@@ -104,6 +105,7 @@ class TapInfo:
             "added": self.added,
             "updated": self.updated,
             "warnings": self.warnings,
+            "bundle": self.bundle or None,
         }
 
 
@@ -135,6 +137,7 @@ def _info(name: str, d: Dict[str, Any]) -> TapInfo:
         updated=str(d.get("updated", "")),
         warnings=int(d.get("warnings", 0)),
         repaired=bool(d.get("repaired", False)),
+        bundle=str(d.get("bundle") or ""),
     )
 
 
@@ -254,6 +257,61 @@ def _staging(name: str) -> Iterator[Tuple[Path, int]]:
             lock_file.unlink()
 
 
+BUNDLE_MARK = ".boost-bundle"  # in an imported tap's folder: the commit and bundle it holds
+
+
+@contextlib.contextmanager
+def staging(name: str) -> Iterator[Path]:
+    """An empty folder under ``repos/`` to assemble a tap's files in for
+    `install_imported` (removed on leaving the block if it was not installed)."""
+    with _staging(name) as (folder, _fd):
+        files = folder / "repo"
+        files.mkdir()
+        yield files
+
+
+def install_imported(
+    name: str, files: Path, record: Dict[str, Any], scan_record: Dict[str, Any]
+) -> bool:
+    """Make ``files`` (a `staging` folder) the tap ``name`` imported from a bundle, with
+    its config ``record`` (which names the bundle) and cached scan; True when it replaced
+    an earlier import. Refused for a tap that is a clone. Under the tap lock: the old
+    folder is moved aside into the staging folder (removed with it), the new one moved in,
+    then the record written; a crash in between leaves a folder whose `BUNDLE_MARK` names
+    another commit than the record, which `present` leaves out until it is imported again.
+    """
+    from boost_cli.core import catalog
+
+    paths.check_tap_name(name)
+    commit = str(record["commit"])
+    atomic.write_json(files / BUNDLE_MARK, {"commit": commit, "bundle": record.get("bundle")})
+    dest = paths.tap_dir(name)
+    now = _now()
+    with _tap_lock(name), config.edit() as cfg:
+        old = cfg["taps"].get(name)
+        if old is not None and not old.get("bundle"):
+            raise UsageError(
+                f"a tap named {name!r} already exists, cloned from {old.get('source')}",
+                f"run 'boost untap {name}' first to serve it from bundles instead",
+            )
+        catalog.drop_cache(name)
+        if dest.exists() or dest.is_symlink():
+            dest.rename(files.parent / "old")  # removed with the staging folder
+        files.rename(dest)
+        catalog.store_record(name, scan_record)
+        added = str(old.get("added", now)) if old else now
+        cfg["taps"][name] = {**record, "added": added, "updated": now}
+    return old is not None
+
+
+def _bundle_commit(root: Path) -> Optional[str]:
+    try:
+        data = json.loads((root / BUNDLE_MARK).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return str(data.get("commit")) if isinstance(data, dict) else None
+
+
 def _remove_tree(path: Path) -> None:
     """Delete ``path`` (a folder, or a file or symlink standing where one should be)."""
     if path.is_symlink() or path.is_file():
@@ -323,6 +381,11 @@ def _update_one(tap: TapInfo) -> UpdateResult:
         current = _record(tap.name)  # it may have changed, or gone, while we waited
         if current is None:
             raise NotFoundError(f"tap {tap.name!r} was untapped meanwhile")
+        if current.bundle:
+            raise UsageError(
+                f"tap {tap.name!r} was imported from a bundle, it has no clone to fetch",
+                "import a newer bundle: 'boost bundle import FILE'",
+            )
         repaired = _repair(current, fd)
         root = current.root
         new = gitutil.fetch(root, hold=(fd,))
@@ -548,10 +611,10 @@ def _scan(name: str, root: Path, commit: str) -> catalog.ScanResult:
         return hit
     with lock.attempt(paths.tap_lock_path(name), shared=True) as held:
         try:
-            trusted = (
-                held
-                and not _marker(root).exists()
-                and gitutil.checkout_problem(root, commit) is None
+            trusted = held and (
+                _bundle_commit(root) == commit
+                if not (root / ".git").exists()
+                else not _marker(root).exists() and gitutil.checkout_problem(root, commit) is None
             )
         except GitError as exc:  # no git, or a broken clone: scan, but cache nothing
             log.debug("cannot check the clone of %s: %s", name, exc)
@@ -593,7 +656,7 @@ def present(names: Iterable[str] = ()) -> List[Tuple[TapInfo, Path]]:
         if wanted and tap.name not in wanted:
             continue
         root = tap.root  # resolved once: it checks the name against repos/
-        if root.is_dir():
+        if root.is_dir() and (not tap.bundle or _bundle_commit(root) == tap.commit):
             out.append((tap, root))
     return out
 

@@ -103,8 +103,8 @@ TapInput = Union[TapSnapshot, TapSource]
 
 
 def source_key(tap: TapSource, params: IndexParams, prefix: bool) -> str:
-    """What a segment depends on, told without loading the tap's entries: its commit,
-    root and scan version, the chunking, the prefix flag, the layout and boost's version.
+    """What a segment depends on, told without loading the tap's entries: its commit
+    and scan version (not its folder: see `segment.segment_key`), the chunking, the prefix flag, the layout and boost's version.
 
     The entries are a function of the files at the commit and of the scanner (the
     catalog caches them per commit on the same assumption), so an unchanged source key
@@ -477,6 +477,31 @@ def segment_task(job: SegmentJob) -> SegmentResult:
     write_bytes(path, data)
     built: Dict[str, Any] = {"file": rel, "size": len(data), "crc32": zlib.crc32(data)}
     return snap.name, {**built, "key": key}, True, skipped, tap_rel
+
+
+def segment_files(
+    snap: TapSnapshot, params: Optional[IndexParams] = None, use_prefix: bool = True
+) -> List[Tuple[str, bytes]]:
+    """``snap``'s segment and postings files as `build` would write them (paths relative
+    to the index folder): what `boost bundle export` ships so an import chunks nothing."""
+    params = params or IndexParams()
+    key = segment.segment_key(snap, params, use_prefix)
+    data, tap_data, _ = segment.segment_bytes(snap, params, use_prefix, key)
+    stem = f"{safe_name(snap.name)}-{key}"
+    return [(f"{SEGMENTS}/{stem}.seg", data), (f"{TIERS}/{stem}.tap", tap_data)]
+
+
+def seed_files(files: Sequence[Tuple[str, bytes]]) -> None:
+    """Place bundled `segment_files` in the index folder for the next `build` to take (it
+    checks each file's key and every byte before it does; a file already there is kept)."""
+    root = index_dir()
+    for rel, data in files:
+        path = root / rel
+        if path.parent.name not in (SEGMENTS, TIERS) or path.parent.parent != root:
+            raise UsageError(f"{rel!r} is not an index file name", "export the bundle again")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            write_bytes(path, data)
 
 
 def _intact(path: Path, key: str, magic: bytes) -> Optional[Dict[str, int]]:

@@ -71,7 +71,9 @@ def safe_name(name: str) -> str:
 
 
 def segment_key(snap: TapSnapshot, params: IndexParams, prefix: bool) -> str:
-    """What a segment depends on: commit, root, entries, chunking, prefix, layout, boost version."""
+    """What a segment depends on: commit, entries, chunking, prefix, layout, boost version.
+    Not the tap's folder: a home moved elsewhere, or a replica's imported copy, keys the
+    same files the same."""
     from boost_cli import __version__
 
     entries = sorted((e.to_dict() for e in snap.entries), key=itemgetter("path"))
