@@ -85,7 +85,12 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
 )
 
 # The MCP protocol knows nothing of boost's domain: base only, whatever its rank.
-PROTOCOL = ("boost_cli.core.mcp", "boost_cli.core.mcp_http", "boost_cli.core.protocol", "boost_cli.core.schema")
+PROTOCOL = (
+    "boost_cli.core.mcp",
+    "boost_cli.core.mcp_http",
+    "boost_cli.core.protocol",
+    "boost_cli.core.schema",
+)
 
 # Layers a layer may not import although they rank below it.
 FORBIDDEN: Mapping[str, Set[str]] = {"engines": {"taps"}}

@@ -199,9 +199,10 @@ def _walk(root: Path) -> Tuple[List[str], Dict[str, int], List[str]]:
 
 
 def tap_files(root: Path) -> List[str]:
-    """Every file of the tap at ``root`` the scan looks at (POSIX paths relative to it,
-    by the scan's rules: no ``.git``, no symlink out of the tap), entries or not."""
-    return _walk(root)[0]
+    """Every file of the tap at ``root`` the scan looks at (sorted POSIX paths relative to
+    it, by the scan's rules: no ``.git``, no symlink out of the tap), entries or not: what
+    the trust scan reads and a bundle carries as the tap's served files."""
+    return sorted(_walk(root)[0])
 
 
 def scan_tap(tap: str, root: Path) -> ScanResult:
@@ -384,12 +385,6 @@ def store(tap: str, commit: str, result: ScanResult) -> None:
 def store_record(tap: str, record: Dict[str, Any]) -> None:
     """Write a `cache_record` as ``tap``'s cached scan; `cached` checks it when read."""
     atomic.write_json(_cache_path(tap), record)
-
-
-def tap_files(root: Path) -> List[str]:
-    """Every file the scan walks in ``root`` (sorted POSIX paths; never leaving the tap,
-    never under ``.git``): what a bundle carries as the tap's served files."""
-    return sorted(_walk(root)[0])
 
 
 def load_tap(tap: str, root: Path, commit: str, *, cache: bool = True) -> ScanResult:
