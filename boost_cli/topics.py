@@ -54,6 +54,11 @@ ENVIRONMENT: Sequence[Tuple[str, str, Tuple[str, ...]]] = (
         "picks OpenAI embeddings (when VOYAGE_API_KEY is unset)",
         ("reindex", "search"),
     ),
+    (
+        "BOOST_MCP_TOKEN",
+        "mcp --http: the bearer token clients must send (needed to bind beyond loopback)",
+        ("mcp",),
+    ),
     ("NO_COLOR", "any non-empty value turns colour off (--color always wins)", ()),
     ("COLUMNS", "the width to wrap and fit tables to (default: the terminal's)", ()),
     ("BOOST_COMPLETE", "set by the completion scripts: print completions and exit", ()),
