@@ -113,8 +113,14 @@ EXAMPLES: Dict[str, List[Tuple[str, str]]] = {
         ("boost vectors export example example.vectors.jsonl", "share a tap's vectors"),
         ("boost vectors import example.vectors.jsonl", "use them: nothing is embedded"),
     ],
+    "bundle": [
+        ("boost bundle export team.bundle", "every tap, for replicas"),
+        ("boost bundle export one.bundle --tap example", "one tap"),
+        ("boost bundle import team.bundle", "on a replica: nothing is cloned or rebuilt"),
+    ],
     "mcp": [
         ("boost mcp register claude", "register it with Claude Code (claude mcp add)"),
+        ("boost mcp --http 8765", "a team server on http://127.0.0.1:8765/mcp"),
         ("boost mcp register --list", "the MCP hosts boost knows and found"),
         ("boost mcp register cursor --dry-run", "what it would write, changing nothing"),
     ],
