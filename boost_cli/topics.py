@@ -12,7 +12,9 @@ import shutil
 import textwrap
 from typing import Dict, List, Sequence, Tuple
 
-DOCS_URL = "https://pypi.org/project/boost-skill-cli/"
+# Where `boost --help` sends readers: boost has no public web home yet (the PyPI name
+# boost-skill-cli is another product's), so the docs are the ones that ship.
+DOCS_URL = "README.md and docs/ in boost's source tree; 'boost help TOPIC' here"
 
 # (variable, what it does, the commands it changes). Every variable the code reads is here
 # (tests/test_topics.py greps the source for them).
@@ -93,7 +95,7 @@ EXAMPLES: Dict[str, List[Tuple[str, str]]] = {
     "reindex": [
         ("boost reindex", "only changed taps"),
         ("boost reindex --force", "everything"),
-        ("boost reindex --dense", "and the vector store (pip install 'boost-skill-cli[local]')"),
+        ("boost reindex --dense", "and the vector store (pip install '.[local]' in boost's clone)"),
     ],
     "vectors": [
         ("boost vectors export example example.vectors.jsonl", "share a tap's vectors"),
