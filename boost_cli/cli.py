@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tupl
 from boost_cli import __version__, completion, topics
 from boost_cli.commands import render
 from boost_cli.core.errors import AmbiguousError, BoostError, from_os_error
+from boost_cli.core.install import plan as install_plan
 from boost_cli.core.models import ENGINES, KINDS
 from boost_cli.core.text import printable
 
@@ -250,6 +251,87 @@ def _add_show(sub: argparse._SubParsersAction) -> None:
     )
 
 
+def _scope_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--user", action="store_true", help="the user-wide folders (~/.claude/…) and manifest"
+    )
+    p.add_argument(
+        "--project", metavar="DIR", help="the project folder (default: the current folder)"
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _add_install(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "install",
+        "put a found item where an agent loads it",
+        "Copy an item (an id as 'boost search' prints it) where an agent loads it: a skill's "
+        "folder into .claude/skills/ (--agent agents: .agents/skills/, which Codex and others "
+        "read), a rule into .cursor/rules/ or .windsurf/rules/, a command or subagent into "
+        ".claude/commands/ or .claude/agents/. Project scope by default, --user for the home "
+        "folder. A manifest (.boost/installed.json) records each file's digest: a file you "
+        "edited, or one boost did not write, is never overwritten without --force.",
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="items to install (TAP:NAME, TAP:PATH)")
+    p.add_argument(
+        "--agent",
+        choices=[*install_plan.AGENTS, *install_plan.ALIASES],
+        help="the agent layout (default: by kind)",
+    )
+    p.add_argument("--name", help="install under this name (default: the item's name)")
+    p.add_argument(
+        "--dry-run", action="store_true", help="show what would be written, write nothing"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="overwrite files you edited or boost did not write"
+    )
+    p.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="bring installed items up to their tap (no ID: all outdated)",
+    )
+    _scope_options(p)
+
+
+def _add_installed(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "installed",
+        "list items boost installed",
+        "List what boost installed here (or with --user, for you), with its state.",
+    )
+    _scope_options(p)
+
+
+def _add_outdated(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "outdated",
+        "list installed items whose tap moved on",
+        "List installed items whose files changed in their tap since they were installed.",
+    )
+    _scope_options(p)
+
+
+def _add_uninstall(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "uninstall",
+        "remove an item boost installed",
+        "Remove an installed item's files (unless you edited them) and its manifest record.",
+    )
+    p.add_argument(
+        "ids",
+        nargs="+",
+        metavar="ID",
+        help="an installed item's id or its path (see 'boost installed')",
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what would be removed")
+    p.add_argument("--force", action="store_true", help="remove files you edited too")
+    _scope_options(p)
+
+
 def _add_reindex(sub: argparse._SubParsersAction) -> None:
     p = _sub(
         sub,
@@ -394,6 +476,10 @@ BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
     _add_update,
     _add_search,
     _add_show,
+    _add_install,
+    _add_installed,
+    _add_outdated,
+    _add_uninstall,
     _add_reindex,
     _add_vectors,
     _add_mcp,
@@ -446,6 +532,10 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "update": ("taps", "cmd_update"),
     "search": ("search", "cmd_search"),
     "show": ("show", "cmd_show"),
+    "install": ("install", "cmd_install"),
+    "installed": ("install", "cmd_installed"),
+    "outdated": ("install", "cmd_outdated"),
+    "uninstall": ("install", "cmd_uninstall"),
     "reindex": ("reindex", "cmd_reindex"),
     "vectors": ("vectors", "cmd_vectors"),
     "mcp": ("mcp", "cmd_mcp"),

@@ -70,6 +70,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.llm",
             "boost_cli.core.status",
             "boost_cli.core.records",
+            "boost_cli.core.install",
         ),
     ),
     ("commands", ("boost_cli.commands",)),
