@@ -4,7 +4,7 @@ where an agent loads it, and keep track of it (`core/install`)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, Dict, List
+from typing import List
 
 from boost_cli.commands.render import emit_json, err, note, out, short, table, width
 from boost_cli.core.errors import UsageError
@@ -17,25 +17,6 @@ _VERB = {
     plan.REMOVE: "remove",
     plan.CONFLICT: "REFUSE",
 }
-
-
-def _plan_json(r: apply.Result) -> Dict[str, Any]:
-    return {
-        "id": r.id,
-        "commit": r.commit,
-        "agent": r.plan.target.agent,
-        "kind": r.plan.target.kind,
-        "scope": "user" if r.scope.user else "project",
-        "base": str(r.scope.base),
-        "target": r.plan.target.key,
-        "applied": r.applied,
-        "actions": [
-            {"action": a.action, "path": a.dest, **({"why": a.why} if a.why else {})}
-            for a in r.plan.actions
-        ],
-        "findings": list(r.plan.findings),
-        "notes": list(r.plan.notes),
-    }
 
 
 def _show_plan(r: apply.Result) -> None:
@@ -83,7 +64,7 @@ def cmd_install(args: argparse.Namespace) -> int:
             )
         )
     if args.json:
-        emit_json([_plan_json(r) for r in results])
+        emit_json([r.to_dict() for r in results])
         return 0
     for r in results:
         _show_plan(r)
@@ -110,7 +91,7 @@ def _upgrade_all(args: argparse.Namespace) -> int:
             )
         )
     if args.json:
-        emit_json([_plan_json(r) for r in results])
+        emit_json([r.to_dict() for r in results])
     elif not results:
         err("nothing to upgrade: every installed item matches its tap")
     for r in [] if args.json else results:

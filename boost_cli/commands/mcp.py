@@ -13,6 +13,7 @@ import re
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
+from boost_cli.commands import mcp_install
 from boost_cli.commands.render import err
 from boost_cli.core import discover, lookup, records, registry, retrieval, search, status
 from boost_cli.core.errors import BoostError
@@ -173,8 +174,13 @@ def _files_footer(found: lookup.Found) -> str:
     )
 
 
-def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
-    """boost's tools. ``engines`` keeps the indexes open between calls (one per server)."""
+def build_registry(
+    engines: Optional[retrieval.Engines] = None,
+    roots: Optional[Callable[[], Optional[List[str]]]] = None,
+) -> Registry:
+    """boost's tools. ``engines`` keeps the indexes open between calls (one per server);
+    ``roots`` gives the client's workspace folders (`Server.roots`), where boost_install
+    may write."""
     reg = Registry()
     engines = engines or retrieval.Engines()
 
@@ -331,6 +337,7 @@ def build_registry(engines: Optional[retrieval.Engines] = None) -> Registry:
             text="\n".join(lines), structured={"repositories": [r.to_dict() for r in repos]}
         )
 
+    mcp_install.register(reg, roots or (lambda: None), _for_agents)
     return reg
 
 
@@ -352,7 +359,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     log = log_to_stderr(logging.WARNING)  # never blocks on a client that ignores stderr
     if sys.stdin.isatty():  # a person, not an MCP client (clients talk through pipes)
         err(BANNER)
-    Server(build_registry(), instructions=INSTRUCTIONS).serve_stdio()
+    holder: List[Server] = []
+    server = Server(
+        build_registry(roots=lambda: holder[0].roots if holder else None),
+        instructions=INSTRUCTIONS,
+    )
+    holder.append(server)
+    server.serve_stdio()
     if log is not None:
         log.flush_for(0.5)
     return 0

@@ -62,6 +62,7 @@ from typing import (
     TypeVar,
     Union,
 )
+from urllib.parse import unquote, urlparse
 
 from boost_cli import __version__
 from boost_cli.core import schema as schemas
@@ -334,6 +335,13 @@ class Server:
         self.protocol_version: Optional[str] = None
         #: True once the client sent ``notifications/initialized`` (informative only).
         self.initialized = False
+        #: What the client declared in ``initialize`` (``capabilities``).
+        self.client_capabilities: Dict[str, Any] = {}
+        #: The folders of the client's roots (``roots/list``): None until a client that
+        #: has the ``roots`` capability answered; tools that write stay inside them.
+        self.roots: Optional[List[str]] = None
+        self._outbox: List[Dict[str, Any]] = []
+        self._pending: Dict[str, str] = {}
         self._methods: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]] = {
             "initialize": self._initialize,
             "ping": self._ping,
@@ -352,6 +360,10 @@ class Server:
         """
         if not isinstance(message, dict):
             return _error(None, INVALID_REQUEST, "invalid request: expected a JSON object")
+        pending = message.get("id")
+        if "method" not in message and isinstance(pending, str) and pending in self._pending:
+            self._on_response(self._pending.pop(pending), message)
+            return None
         if "method" not in message and ("result" in message or "error" in message):
             # Never answer a response, even a malformed one: two peers replying to
             # each other's errors would loop forever.
@@ -391,8 +403,37 @@ class Server:
     def _notify(self, method: str) -> None:
         if method == "notifications/initialized":
             self.initialized = True
+            self._ask_roots()
+        elif method == "notifications/roots/list_changed":
+            self._ask_roots()
         else:
             log.debug("ignoring notification %s", _short(method))
+
+    # ------------------------------------------------------------------ requests to the client
+
+    def _ask_roots(self) -> None:
+        """Queue a ``roots/list`` request when the client has the roots capability."""
+        if not isinstance(self.client_capabilities.get("roots"), dict):
+            return
+        rid = f"boost-roots-{len(self._pending) + len(self._outbox) + 1}"
+        self._pending[rid] = "roots/list"
+        self._outbox.append({"jsonrpc": "2.0", "id": rid, "method": "roots/list"})
+
+    def _on_response(self, method: str, message: Dict[str, Any]) -> None:
+        result = message.get("result")
+        roots = result.get("roots") if isinstance(result, dict) else None
+        if method != "roots/list" or not isinstance(roots, list):
+            log.debug("the client did not list its roots: %s", _short(message.get("error")))
+            self.roots = []
+            return
+        self.roots = [
+            p for p in (file_uri_path(r.get("uri")) for r in roots if isinstance(r, dict)) if p
+        ]
+
+    def take_outbox(self) -> List[Dict[str, Any]]:
+        """The requests boost has for the client, to send after the current response."""
+        out, self._outbox = self._outbox, []
+        return out
 
     def _dispatch(self, method: str, params: Any) -> Dict[str, Any]:
         handler = self._methods.get(method)
@@ -412,6 +453,8 @@ class Server:
             version = self.protocol_versions[0]
             log.debug("client asked for protocol %s; offering %s", _short(requested), version)
         self.protocol_version = version
+        caps = params.get("capabilities")
+        self.client_capabilities = caps if isinstance(caps, dict) else {}
         instructions = self.instructions
         if instructions is None:
             instructions = default_instructions(self.registry)
@@ -569,6 +612,9 @@ class Server:
                 if reply is not None and not write(reply):
                     log.debug("stdout closed by the client; stopping")
                     return
+                for request in self.take_outbox():
+                    if not write(dump_line(request)):
+                        return
         except KeyboardInterrupt:
             log.debug("interrupted; stopping")
 
@@ -581,6 +627,16 @@ class Server:
         """
         with _protocol_stdio() as (stdin, stdout):
             self.serve(stdin, stdout)
+
+
+def file_uri_path(uri: Any) -> Optional[str]:
+    """The local path of a ``file://`` URI (a root), None for anything else."""
+    if not isinstance(uri, str) or not uri.startswith("file://"):
+        return None
+    parsed = urlparse(uri)
+    if parsed.netloc not in ("", "localhost"):
+        return None
+    return unquote(parsed.path) or None
 
 
 def _result_problem(spec: ToolSpec, out: Any) -> Optional[str]:

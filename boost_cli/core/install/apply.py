@@ -22,7 +22,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from boost_cli.core import atomic, lookup
 from boost_cli.core.errors import BoostError, NotFoundError, UsageError
@@ -66,6 +66,26 @@ class Result:
     scope: Scope
     applied: bool
     commit: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON shape of `boost install --json` and the MCP tool's structured result."""
+        p = self.plan
+        return {
+            "id": self.id,
+            "commit": self.commit,
+            "agent": p.target.agent,
+            "kind": p.target.kind,
+            "scope": "user" if self.scope.user else "project",
+            "base": str(self.scope.base),
+            "target": p.target.key,
+            "applied": self.applied,
+            "actions": [
+                {"action": a.action, "path": a.dest, **({"why": a.why} if a.why else {})}
+                for a in p.actions
+            ],
+            "findings": list(p.findings),
+            "notes": list(p.notes),
+        }
 
 
 def item_files(found: lookup.Found) -> Tuple[Dict[str, bytes], List[str]]:
