@@ -222,3 +222,33 @@ def test_plan_pure_decisions() -> None:
         plan.safe_name("::")
     with pytest.raises(UsageError):
         plan.check_rel("../x")
+
+
+def test_ids_of_a_repeated_name_resolve_to_their_own_item(tmp_path: Path) -> None:
+    """Two items named 'commit' in one tap (a command and a subagent) and a skill folder
+    named 'commit': search prints tap:path for them, and show resolves each id."""
+    files = {
+        "commands/commit.md": "---\ndescription: commit changes with a good message\n---\nCommit.\n",
+        "agents/commit.md": "---\nname: commit\ndescription: an agent that writes commit messages\n---\nWrite.\n",
+        "commit/SKILL.md": skill("commit-skill", "commit message conventions"),
+        "skills/unique/SKILL.md": skill("unique", "commit hooks, unique name"),
+    }
+    repo = make_repo(tmp_path / "reg", files)
+    home = tmp_path / "bh"
+    assert run_boost(["tap", str(repo), "--name", "ex"], home).returncode == 0
+    for engine in ([], ["reindex"]):
+        if engine:
+            assert run_boost(engine, home).returncode == 0
+        r = run_boost(["search", "commit", "--json", "--no-llm", "--fields", "id,path"], home)
+        hits = json.loads(r.stdout)
+        ids = [h["id"] for h in hits]
+        assert len(ids) == len(set(ids)) == 4, ids
+        assert "ex:commands/commit.md" in ids and "ex:agents/commit.md" in ids
+        assert "ex:unique" in ids  # a name used once keeps tap:name
+        for h in hits:
+            s = run_boost(["show", h["id"], "--json"], home)
+            assert s.returncode == 0 and json.loads(s.stdout)["path"] == h["path"], s.stderr
+            assert json.loads(s.stdout)["id"] == h["id"]
+    amb = run_boost(["show", "commit"], home)
+    assert amb.returncode == 3
+    assert "ex:commands/commit.md" in amb.stderr and "ex:agents/commit.md" in amb.stderr
