@@ -203,9 +203,8 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
         "--limit",
         "-n",
         type=_int_range(1, SEARCH_MAX),
-        default=10,
         metavar="N",
-        help=f"how many results, 1-{SEARCH_MAX} (default 10)",
+        help=f"how many results, 1-{SEARCH_MAX} (default 10, or 'boost config set limit N')",
     )
     p.add_argument(
         "--tap", action="append", default=[], metavar="TAP", help="only this tap (repeatable)"
@@ -330,6 +329,21 @@ def _add_uninstall(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dry-run", action="store_true", help="show what would be removed")
     p.add_argument("--force", action="store_true", help="remove files you edited too")
     _scope_options(p)
+
+
+def _add_config(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "config",
+        "get or set boost's settings (llm, limit, engine)",
+        "Read or change the few settings kept in BOOST_HOME/config.json: llm (on or off; off "
+        "is a lasting --no-llm, like BOOST_NO_LLM=1), limit (the default number of search "
+        "results) and engine (the default search engine: auto, lexical, bm25, dense, hybrid).",
+    )
+    p.add_argument("action", choices=("get", "set", "unset", "list"), help="what to do")
+    p.add_argument("name", nargs="?", help="the setting: llm, limit or engine")
+    p.add_argument("value", nargs="?", help="with set: the new value")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _add_reindex(sub: argparse._SubParsersAction) -> None:
@@ -485,6 +499,7 @@ BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
     _add_mcp,
     _add_discover,
     _add_doctor,
+    _add_config,
     _add_help,
     _add_completion,
 ]
@@ -541,6 +556,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "mcp": ("mcp", "cmd_mcp"),
     "discover": ("discover", "cmd_discover"),
     "doctor": ("doctor", "cmd_doctor"),
+    "config": ("config", "cmd_config"),
 }
 # Answered here: they are about the command line itself.
 BUILTINS = ("help", "completion")

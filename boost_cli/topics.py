@@ -56,6 +56,16 @@ ENVIRONMENT: Sequence[Tuple[str, str, Tuple[str, ...]]] = (
         "picks OpenAI embeddings (when VOYAGE_API_KEY is unset)",
         ("reindex", "search"),
     ),
+    (
+        "BOOST_NO_LLM",
+        "1 turns the LLM off (no expansion, no rerank; also 'boost config set llm off')",
+        ("search", "mcp", "doctor"),
+    ),
+    (
+        "BOOST_MCP_ROOT",
+        "the folder boost_install may write into when the MCP client shares no roots",
+        ("mcp",),
+    ),
     ("NO_COLOR", "any non-empty value turns colour off (--color always wins)", ()),
     ("COLUMNS", "the width to wrap and fit tables to (default: the terminal's)", ()),
     ("BOOST_COMPLETE", "set by the completion scripts: print completions and exit", ()),
@@ -92,6 +102,20 @@ EXAMPLES: Dict[str, List[Tuple[str, str]]] = {
         ('boost search "write release notes" --explain', "how the ranking was made"),
     ],
     "show": [("boost show example:jest-runner", ""), ("boost show jest-runner --json", "")],
+    "install": [
+        ("boost install example:jest-runner", "a skill into ./.claude/skills/"),
+        ("boost install example:jest-runner --agent agents --user", "into ~/.agents/skills/"),
+        ("boost install example:typescript-strict --dry-run", "a rule into .cursor/rules/"),
+        ("boost install --upgrade", "every installed item whose tap moved on"),
+    ],
+    "installed": [("boost installed", "in this project"), ("boost installed --user", "")],
+    "outdated": [("boost outdated", ""), ("boost outdated --json", "")],
+    "uninstall": [("boost uninstall example:jest-runner", "")],
+    "config": [
+        ("boost config list", ""),
+        ("boost config set llm off", "no LLM, ever (like --no-llm)"),
+        ("boost config set limit 5", "the default number of results"),
+    ],
     "reindex": [
         ("boost reindex", "only changed taps"),
         ("boost reindex --force", "everything"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from boost_cli.commands.render import (
     BOLD,
@@ -23,21 +23,26 @@ from boost_cli.commands.render import (
     width,
     wrap,
 )
-from boost_cli.core import records, registry, search
+from boost_cli.core import records, registry, search, settings
 from boost_cli.core.models import Hit
 from boost_cli.core.text import printable
+
+
+def _default_engine() -> Optional[str]:
+    engine = settings.get("engine")
+    return None if engine == "auto" else str(engine)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     keys = records.fields(args.fields) if args.fields else None
     opts = search.SearchOptions(
         query=" ".join(args.query),
-        limit=args.limit,
+        limit=args.limit if args.limit is not None else settings.get("limit"),
         kind=args.kind,
         taps=tuple(args.tap),
         rerank="none" if args.no_rerank or args.no_llm else "auto",
         expand="none" if args.no_llm else "auto",
-        engine=args.engine,
+        engine=args.engine or _default_engine(),
         keywords=search.keyword_list(args.keywords),
     )
     result = search.run(opts)

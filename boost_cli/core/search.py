@@ -9,6 +9,7 @@ Every stage degrades instead of failing, and says why in ``notes``/``diagnostics
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -228,7 +229,8 @@ def _rerank(
     if not ranked:
         return ranked, {"status": "skipped", "reason": "no candidates"}
     if not pool:  # auto mode and no LLM on this machine
-        return ranked, {"status": "unavailable", "reason": llm.NO_LLM, "backend": None}
+        why = llm.blocked(os.environ) or llm.NO_LLM  # switched off, failing, or none at all
+        return ranked, {"status": "unavailable", "reason": why, "backend": None}
     from boost_cli.core import rerank
 
     cands = [
