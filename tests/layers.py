@@ -73,6 +73,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.status",
             "boost_cli.core.records",
             "boost_cli.core.install",
+            "boost_cli.core.why",
         ),
     ),
     ("commands", ("boost_cli.commands",)),
