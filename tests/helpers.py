@@ -27,6 +27,7 @@ HIT_KEYS = frozenset(
         "snippet",
         "why",
         "also_in",
+        "similar",
         "ranks",
         "file",
         "url",

@@ -63,3 +63,46 @@ def test_a_long_sentence_is_cut_at_a_word_boundary() -> None:
 def test_code_and_tables_are_skipped() -> None:
     passage = "| review | pull request |\n|---|---|\n```\ngit review pull request\n```\nconst review = pullRequest();"
     assert r("review pull request", passage, "PR reviews.") == "PR reviews."
+
+
+def test_folding_says_similar_when_copies_differ(tmp_path) -> None:
+    """A byte-identical copy is "same file"; a copy with a small edit is "similar"."""
+    import json
+
+    from tests.helpers import make_repo, run_boost, skill
+
+    body = "\n".join(
+        f"Step {w}: fill the pdf form field named {w} and check the value it holds."
+        for w in [
+            "alpha",
+            "beta",
+            "gamma",
+            "delta",
+            "epsilon",
+            "zeta",
+            "eta",
+            "theta",
+            "iota",
+            "kappa",
+            "lambda",
+            "mu",
+        ]
+    )
+    text = skill("pdf-forms", "Fill PDF forms field by field.", body)
+    edited = text.replace("check the value it holds.", "check the value.", 1)
+    home = tmp_path / "home"
+    for name, content in (("a", text), ("b", text), ("c", edited)):
+        repo = make_repo(tmp_path / name, {"skills/pdf-forms/SKILL.md": content})
+        assert run_boost(["tap", str(repo), "--name", name], home).returncode == 0
+    assert run_boost(["reindex"], home).returncode == 0
+    hits = json.loads(run_boost(["search", "fill pdf form", "--json", "--no-llm"], home).stdout)
+    assert len(hits) == 1, hits
+    top = hits[0]
+    assert sorted([top["id"], *top["also_in"]]) == ["a:pdf-forms", "b:pdf-forms", "c:pdf-forms"]
+    identical = {"a:pdf-forms", "b:pdf-forms"}
+    if top["id"] in identical:
+        assert top["similar"] == ["c:pdf-forms"]
+    else:
+        assert sorted(top["similar"]) == sorted(identical)
+    r = run_boost(["search", "fill pdf form", "--no-llm"], home, env={"COLUMNS": "80"})
+    assert "similar copies in" in r.stdout

@@ -90,7 +90,13 @@ _HIT_SCHEMA = {
         "also_in": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "TAP:NAMEs of byte-identical copies",
+            "description": "ids of the copies folded into this hit (see similar)",
+        },
+        "similar": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "the ids in also_in whose file differs (near-duplicates); the "
+            "others are byte-identical",
         },
         "path": {"type": "string", "description": "the file's path inside its tap"},
     },

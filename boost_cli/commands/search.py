@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli.commands.render import (
     BOLD,
@@ -71,6 +71,23 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 1 if args.exit_status and not result.hits else 0
 
 
+def copies_lines(h: Hit) -> List[str]:
+    """What was folded into the hit: byte-identical copies ("same file") and near-duplicates
+    ("similar"), each with the first few names."""
+    similar = set(h.similar)
+    groups = (
+        ("same file also in", [n for n in h.also_in if n not in similar]),
+        ("similar copies in", [n for n in h.also_in if n in similar]),
+    )
+    lines = []
+    for label, names in groups:
+        if names:
+            n = len(names)
+            shown = ", ".join(names[:3]) + (f" (+{n - 3} more)" if n > 3 else "")
+            lines.append(f"{label} {n} other place{'' if n == 1 else 's'}: {shown}")
+    return lines
+
+
 def render_hits(hits: Sequence[Hit], terms: str, explain: bool = False) -> None:
     """The shortlist for a person: rank, ``tap:name``, kind and match on one line, then the
     reason and the copies, wrapped to the terminal and indented under the name."""
@@ -86,10 +103,7 @@ def render_hits(hits: Sequence[Hit], terms: str, explain: bool = False) -> None:
         if h.why:
             for line in wrap(printable(h.why), indent, columns):
                 out(mark_terms(line, terms, style))
-        if h.also_in:
-            n = len(h.also_in)
-            shown = ", ".join(h.also_in[:3]) + (f" (+{n - 3} more)" if n > 3 else "")
-            copies = f"same file also in {n} other place{'' if n == 1 else 's'}: {shown}"
+        for copies in copies_lines(h):
             for line in wrap(printable(copies), indent, columns):
                 out(paint(line, DIM, style, NORMAL))
         if explain:

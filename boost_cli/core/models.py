@@ -125,6 +125,9 @@ class Hit:
     ranks: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
     content_hash: Optional[str] = None
     group: Optional[str] = None
+    # The names in ``also_in`` whose file differs from this hit's (near-duplicates): the
+    # rest of ``also_in`` are byte-identical copies.
+    similar: Tuple[str, ...] = field(default=(), compare=False, hash=False)
 
     def to_dict(self) -> Dict[str, Any]:
         d = self.entry.to_dict()
@@ -135,6 +138,7 @@ class Hit:
                 "snippet": self.snippet,
                 "why": self.why,
                 "also_in": list(self.also_in),
+                "similar": list(self.similar),
                 "ranks": dict(self.ranks),
             }
         )

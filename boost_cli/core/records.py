@@ -30,6 +30,7 @@ HIT_FIELDS = (
     "rel_dir",
     "snippet",
     "also_in",
+    "similar",
     "ranks",
 )
 EXTRA_FIELDS = ("meta",)
@@ -56,6 +57,7 @@ def _full_record(hit: Hit, taps: Mapping[str, registry.TapInfo]) -> Dict[str, An
         "rel_dir": e.rel_dir,
         "snippet": hit.snippet,
         "also_in": list(hit.also_in),
+        "similar": list(hit.similar),
         "ranks": dict(hit.ranks),
         "meta": dict(e.meta),
     }
