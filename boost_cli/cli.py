@@ -426,6 +426,12 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--stdio", action="store_true", help="stdio transport (the default and only one)"
     )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="start the server as a host would, list its tools, and exit",
+    )
+    p.add_argument("--json", action="store_true", help="with --check: the report as JSON")
 
 
 def _add_discover(sub: argparse._SubParsersAction) -> None:

@@ -110,3 +110,14 @@ def test_no_root_no_write(home: Path, tmp_path: Path) -> None:
     finally:
         mcp.close()
     assert (project / ".claude/skills/pdf-forms/reference.md").is_file()
+
+
+def test_mcp_check_lists_the_tools_as_a_host_would(home: Path) -> None:
+    r = run_boost(["mcp", "--check"], home)
+    assert r.returncode == 0, r.stderr
+    assert "boost_install          writes" in r.stdout
+    assert "boost_search           read-only" in r.stdout
+    assert "boost_list_taps: 1 tap(s)" in r.stdout
+    data = json.loads(run_boost(["mcp", "--check", "--json"], home).stdout)
+    assert [t["name"] for t in data["tools"]][-1] == "boost_install"
+    assert data["protocolVersion"] == "2025-11-25" and data["taps"] == 1

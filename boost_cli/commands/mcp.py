@@ -13,7 +13,7 @@ import re
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-from boost_cli.commands import mcp_install
+from boost_cli.commands import mcp_check, mcp_install
 from boost_cli.commands.render import err
 from boost_cli.core import discover, lookup, records, registry, retrieval, search, status
 from boost_cli.core.errors import BoostError
@@ -362,6 +362,8 @@ INSTRUCTIONS = (
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    if getattr(args, "check", False):
+        return mcp_check.cmd_check(args)
     log = log_to_stderr(logging.WARNING)  # never blocks on a client that ignores stderr
     if sys.stdin.isatty():  # a person, not an MCP client (clients talk through pipes)
         err(BANNER)
