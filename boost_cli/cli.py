@@ -217,6 +217,12 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
         "(e.g. id,score,file; 'all' adds meta)",
     )
     p.add_argument(
+        "--format",
+        metavar="TEMPLATE",
+        help="one line per hit from a template of {fields} (those of --fields), \\t for a "
+        "tab: e.g. '{id}\\t{why}' for fzf",
+    )
+    p.add_argument(
         "--exit-status",
         action="store_true",
         help="exit 1 when nothing matches, like grep and ripgrep (default: 0)",

@@ -259,7 +259,7 @@ def test_search_in_process(
     assert main(["search", "kubernetes", "--json", "--engine", "lexical"]) == 0
     assert json.loads(capsys.readouterr().out)
     assert main(["search", "zzzzqqq"]) == 0
-    assert "No matches" in capsys.readouterr().out
+    assert "No matches" in capsys.readouterr().err
 
 
 def test_keywords_widen_the_search_and_are_named_in_explain(

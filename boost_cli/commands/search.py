@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -24,8 +25,9 @@ from boost_cli.commands.render import (
     wrap,
 )
 from boost_cli.core import records, registry, search, settings
+from boost_cli.core.errors import UsageError
 from boost_cli.core.models import Hit
-from boost_cli.core.text import printable
+from boost_cli.core.text import one_line, printable
 
 
 def _default_engine() -> Optional[str]:
@@ -49,14 +51,18 @@ def cmd_search(args: argparse.Namespace) -> int:
     taps = {t.name: t for t in registry.list_taps()}
     for line in result.notes:
         note(f"note: {printable(line)}")
+    if getattr(args, "format", None):
+        for line in format_lines(args.format, result.hits, taps):
+            out(line)
+        return 1 if args.exit_status and not result.hits else 0
     if args.json or keys:
         emit_json([records.hit_record(h, taps, keys or records.HIT_FIELDS) for h in result.hits])
         if args.explain:
             err(json.dumps(result.diagnostics, indent=2))
     else:
         render_hits(result.hits, " ".join([opts.query, *opts.keywords]), args.explain)
-        if not result.hits:
-            out(
+        if not result.hits:  # a hint, not a result: stderr, so `| wc -l` counts hits
+            err(
                 f"No matches for {printable(repr(opts.query))}. Try other words, or "
                 "'boost tap --catalog --list' for more registries."
             )
@@ -69,6 +75,35 @@ def cmd_search(args: argparse.Namespace) -> int:
                 say(line, " " * (len(line) - len(line.lstrip()) + 2))
     detail(_summary(result.diagnostics))
     return 1 if args.exit_status and not result.hits else 0
+
+
+_FIELD = re.compile(r"{([a-z_]+)}")
+
+
+def format_lines(template: str, hits: Sequence[Hit], taps: Dict[str, Any]) -> List[str]:
+    """Each hit as ``template`` with ``{field}`` replaced by the hit record's field (the
+    `records.HIT_FIELDS`), ``\\t`` and ``\\n`` as tab and newline: one line per hit for
+    fzf-style pipelines. Values are one line, tabs made spaces, control characters escaped,
+    so a registry's text cannot add a field or a line."""
+    names = _FIELD.findall(template)
+    bad = [n for n in names if n not in records.HIT_FIELDS]
+    if bad or not names:
+        raise UsageError(
+            f"unknown field {{{bad[0]}}} in --format" if bad else "--format names no {field}",
+            f"use {{{'}, {'.join(records.HIT_FIELDS)}}}",
+        )
+    pattern = template.replace("\\t", "\t").replace("\\n", "\n")
+    lines = []
+    for h in hits:
+        rec = records.hit_record(h, taps)
+
+        def value(m: re.Match[str], rec: Dict[str, Any] = rec) -> str:
+            v = rec[m.group(1)]
+            text = ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+            return printable(one_line(text).replace("\t", " "))
+
+        lines.append(_FIELD.sub(value, pattern))
+    return lines
 
 
 def copies_lines(h: Hit) -> List[str]:
@@ -97,8 +132,15 @@ def render_hits(hits: Sequence[Hit], terms: str, explain: bool = False) -> None:
     indent = "    "
     for rank, h in enumerate(hits, start=1):
         name = printable(h.entry.qualified_name)
-        head = f"{rank:2d}. {name}  [{h.entry.kind}]  {match(h.score, best)}"
-        for i, line in enumerate(wrap(head, indent, columns, first="")):
+        tail = f"[{h.entry.kind}]  {match(h.score, best)}"
+        head = f"{rank:2d}. {name}  {tail}"
+        # A long id stays whole on the rank's line; the kind and match go under it.
+        lines = (
+            [head]
+            if columns is None or len(head) <= columns
+            else [head[: -len(tail) - 2], indent + tail]
+        )
+        for i, line in enumerate(lines):
             out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if i == 0 else line)
         if h.why:
             for line in wrap(printable(h.why), indent, columns):

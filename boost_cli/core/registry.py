@@ -213,7 +213,8 @@ def add(
         scan = catalog.scan_tap(tap_name, repo)
         now = _now()
         record = {
-            "source": source,
+            # a local path as typed (./x) means nothing from another folder: store it absolute
+            "source": src.url if src.kind == "local" else source,
             "url": src.url,
             "commit": commit,
             "counts": scan.counts(),
