@@ -79,3 +79,17 @@ def test_format_template_and_no_match_hint(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "unknown field {nope}" in bad.stderr
     none = run_boost(["search", "zzqxv", "--no-llm"], home)
     assert none.stdout == "" and "No matches for" in none.stderr
+
+
+def test_fold_cuts_long_ids_only_after_separators() -> None:
+    from boost_cli.commands.render import fold, wrap
+
+    idt = "davila7__claude-code-templates:cli-tool/components/skills/sentry/commit/SKILL.md"
+    lines = fold(" 4. " + idt, 60, "    ")
+    assert lines == [
+        " 4. davila7__claude-code-templates:cli-tool/components/",
+        "    skills/sentry/commit/SKILL.md",
+    ]
+    assert "".join(x.strip() for x in lines) == "4." + idt
+    assert fold("x" * 90, 80, "  ") == ["x" * 90]  # nothing to cut at: whole
+    assert all(len(x) <= 40 for x in wrap("see " + idt, "  ", 40))

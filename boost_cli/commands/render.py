@@ -162,7 +162,28 @@ def wrap(
         break_long_words=False,
         break_on_hyphens=False,
     )
-    return lines or [lead.rstrip()]
+    return [part for line in lines for part in fold(line, columns, indent)] or [lead.rstrip()]
+
+
+_BREAKS = "/:"
+
+
+def fold(line: str, columns: Optional[int], indent: str = "") -> List[str]:
+    """``line`` (one word longer than the width, such as an id ``tap:dir/dir/SKILL.md``)
+    cut after a ``/`` or ``:`` so no part is wider than ``columns``, the rest under
+    ``indent``; never inside a name between separators (a line the terminal wraps by
+    itself breaks mid-word)."""
+    if columns is None or len(line) <= columns:
+        return [line]
+    out: List[str] = []
+    while len(line) > columns:
+        cut = max(line.rfind(c, len(indent) + 1, columns) for c in _BREAKS)
+        if cut <= len(indent):
+            break  # no separator to cut at: leave it whole
+        out.append(line[: cut + 1])
+        line = indent + line[cut + 1 :]
+    out.append(line)
+    return out
 
 
 def say(text: str, indent: str = "  ", first: str = "") -> None:

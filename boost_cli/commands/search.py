@@ -16,6 +16,7 @@ from boost_cli.commands.render import (
     detail,
     emit_json,
     err,
+    fold,
     mark_terms,
     note,
     out,
@@ -134,12 +135,12 @@ def render_hits(hits: Sequence[Hit], terms: str, explain: bool = False) -> None:
         name = printable(h.entry.qualified_name)
         tail = f"[{h.entry.kind}]  {match(h.score, best)}"
         head = f"{rank:2d}. {name}  {tail}"
-        # A long id stays whole on the rank's line; the kind and match go under it.
-        lines = (
-            [head]
-            if columns is None or len(head) <= columns
-            else [head[: -len(tail) - 2], indent + tail]
-        )
+        # A long id keeps the rank's line (cut only after a '/' or ':'); the kind and match
+        # go under it.
+        if columns is None or len(head) <= columns:
+            lines = [head]
+        else:
+            lines = [*fold(head[: -len(tail) - 2], columns, indent), indent + tail]
         for i, line in enumerate(lines):
             out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if i == 0 else line)
         if h.why:
