@@ -90,6 +90,6 @@ def test_fold_cuts_long_ids_only_after_separators() -> None:
         " 4. davila7__claude-code-templates:cli-tool/components/",
         "    skills/sentry/commit/SKILL.md",
     ]
-    assert "".join(x.strip() for x in lines) == "4." + idt
+    assert "".join(x.strip() for x in lines) == "4. " + idt
     assert fold("x" * 90, 80, "  ") == ["x" * 90]  # nothing to cut at: whole
     assert all(len(x) <= 40 for x in wrap("see " + idt, "  ", 40))
