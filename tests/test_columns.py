@@ -23,8 +23,11 @@ def test_long_id_stays_whole_and_the_rank_keeps_its_line(tmp_path: Path) -> None
     )
     r = run_boost(["search", "review pull requests", "--no-llm"], home, env={"COLUMNS": "80"})
     lines = r.stdout.splitlines()
-    assert lines[0] == f" 1. some-owner__some-registry:{LONG}"
-    assert lines[1].startswith("    [skill]  match 100%")
+    # the id is cut after its ':' (never inside a word), the kind and match under it
+    assert lines[0] == " 1. some-owner__some-registry:"
+    assert lines[1] == f"    {LONG}"
+    assert lines[2].startswith("    [skill]  match 100%")
+    assert all(len(x) <= 80 for x in lines)
 
 
 def test_taps_at_80_columns_keep_the_source_whole(tmp_path: Path) -> None:
