@@ -125,7 +125,10 @@ EXAMPLES: Dict[str, List[Tuple[str, str]]] = {
         ("boost vectors export example example.vectors.jsonl", "share a tap's vectors"),
         ("boost vectors import example.vectors.jsonl", "use them: nothing is embedded"),
     ],
-    "mcp": [("claude mcp add boost -- boost mcp", "register it with Claude Code")],
+    "mcp": [
+        ("claude mcp add boost -- boost mcp", "register it with Claude Code"),
+        ("boost mcp --check", "start it as a host would and list its tools"),
+    ],
     "discover": [('boost discover "pdf forms"', "needs gh, logged in")],
     "doctor": [("boost doctor", ""), ("boost doctor --json", "")],
     "help": [("boost help environment", ""), ("boost help search", "same as boost search --help")],
