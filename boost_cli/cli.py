@@ -596,13 +596,17 @@ def _help(parser: argparse.ArgumentParser, topic: Optional[str]) -> int:
 
 def _complete(parser: argparse.ArgumentParser) -> int:
     taps: List[str] = []
+    entries: List[str] = []
     try:
         from boost_cli.core import registry
 
         taps = [t.name for t in registry.list_taps()]
+        words = os.environ.get("COMP_WORDS", "").split()
+        if any(w in completion.ENTRY_COMMANDS for w in words[1:]):  # read the catalogs
+            entries = [e.qualified_name for s in registry.snapshots() for e in s.entries]
     except BoostError:
-        pass  # no readable config: complete everything but tap names
-    for word in completion.candidates(parser, os.environ, taps):
+        pass  # no readable config: complete everything but tap and entry names
+    for word in completion.candidates(parser, os.environ, taps, entries):
         render.out(word)
     return 0
 

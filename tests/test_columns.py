@@ -96,3 +96,18 @@ def test_fold_cuts_long_ids_only_after_separators() -> None:
     assert "".join(x.strip() for x in lines) == "4. " + idt
     assert fold("x" * 90, 80, "  ") == ["x" * 90]  # nothing to cut at: whole
     assert all(len(x) <= 40 for x in wrap("see " + idt, "  ", 40))
+
+
+def test_show_and_install_complete_entry_ids(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "reg",
+        {
+            "skills/pdf-forms/SKILL.md": skill("pdf-forms", "x"),
+            "skills/other/SKILL.md": skill("other", "y"),
+        },
+    )
+    home = tmp_path / "home"
+    assert run_boost(["tap", str(repo), "--name", "ex"], home).returncode == 0
+    for cmd in ("show", "install"):
+        env = {"BOOST_COMPLETE": "1", "COMP_WORDS": f"boost {cmd} ex:p", "COMP_CWORD": "2"}
+        assert run_boost([], home, env=env).stdout.split() == ["ex:pdf-forms"]
