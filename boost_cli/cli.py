@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tupl
 from boost_cli import __version__, completion, topics
 from boost_cli.commands import render
 from boost_cli.core.errors import AmbiguousError, BoostError, from_os_error
+from boost_cli.core.install import plan as install_plan
 from boost_cli.core.models import ENGINES, KINDS
 from boost_cli.core.text import printable
 
@@ -202,9 +203,8 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
         "--limit",
         "-n",
         type=_int_range(1, SEARCH_MAX),
-        default=10,
         metavar="N",
-        help=f"how many results, 1-{SEARCH_MAX} (default 10)",
+        help=f"how many results, 1-{SEARCH_MAX} (default 10, or 'boost config set limit N')",
     )
     p.add_argument(
         "--tap", action="append", default=[], metavar="TAP", help="only this tap (repeatable)"
@@ -215,6 +215,12 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
         metavar="LIST",
         help="with --json (implied): only these keys, comma-separated, in this order "
         "(e.g. id,score,file; 'all' adds meta)",
+    )
+    p.add_argument(
+        "--format",
+        metavar="TEMPLATE",
+        help="one line per hit from a template of {fields} (those of --fields), \\t for a "
+        "tab: e.g. '{id}\\t{why}' for fzf",
     )
     p.add_argument(
         "--exit-status",
@@ -268,6 +274,102 @@ def _add_audit(sub: argparse._SubParsersAction) -> None:
         default="info",
         help="show findings of this severity or worse (default info: all)",
     )
+
+
+def _scope_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--user", action="store_true", help="the user-wide folders (~/.claude/…) and manifest"
+    )
+    p.add_argument(
+        "--project", metavar="DIR", help="the project folder (default: the current folder)"
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _add_install(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "install",
+        "put a found item where an agent loads it",
+        "Copy an item (an id as 'boost search' prints it) where an agent loads it: a skill's "
+        "folder into .claude/skills/ (--agent agents: .agents/skills/, which Codex and others "
+        "read), a rule into .cursor/rules/ or .windsurf/rules/, a command or subagent into "
+        ".claude/commands/ or .claude/agents/. Project scope by default, --user for the home "
+        "folder. A manifest (.boost/installed.json) records each file's digest: a file you "
+        "edited, or one boost did not write, is never overwritten without --force.",
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="items to install (TAP:NAME, TAP:PATH)")
+    p.add_argument(
+        "--agent",
+        choices=[*install_plan.AGENTS, *install_plan.ALIASES],
+        help="the agent layout (default: by kind)",
+    )
+    p.add_argument("--name", help="install under this name (default: the item's name)")
+    p.add_argument(
+        "--dry-run", action="store_true", help="show what would be written, write nothing"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="overwrite files you edited or boost did not write"
+    )
+    p.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="bring installed items up to their tap (no ID: all outdated)",
+    )
+    _scope_options(p)
+
+
+def _add_installed(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "installed",
+        "list items boost installed",
+        "List what boost installed here (or with --user, for you), with its state.",
+    )
+    _scope_options(p)
+
+
+def _add_outdated(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "outdated",
+        "list installed items whose tap moved on",
+        "List installed items whose files changed in their tap since they were installed.",
+    )
+    _scope_options(p)
+
+
+def _add_uninstall(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "uninstall",
+        "remove an item boost installed",
+        "Remove an installed item's files (unless you edited them) and its manifest record.",
+    )
+    p.add_argument(
+        "ids",
+        nargs="+",
+        metavar="ID",
+        help="an installed item's id or its path (see 'boost installed')",
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what would be removed")
+    p.add_argument("--force", action="store_true", help="remove files you edited too")
+    _scope_options(p)
+
+
+def _add_config(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "config",
+        "get or set boost's settings (llm, limit, engine)",
+        "Read or change the few settings kept in BOOST_HOME/config.json: llm (on or off; off "
+        "is a lasting --no-llm, like BOOST_NO_LLM=1), limit (the default number of search "
+        "results) and engine (the default search engine: auto, lexical, bm25, dense, hybrid).",
+    )
+    p.add_argument("action", choices=("get", "set", "unset", "list"), help="what to do")
+    p.add_argument("name", nargs="?", help="the setting: llm, limit or engine")
+    p.add_argument("value", nargs="?", help="with set: the new value")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _add_reindex(sub: argparse._SubParsersAction) -> None:
@@ -443,6 +545,12 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--list", action="store_true", help="with register: the hosts boost knows and found"
     )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="start the server as a host would, list its tools, and exit",
+    )
+    p.add_argument("--json", action="store_true", help="with --check: the report as JSON")
 
 
 def _add_discover(sub: argparse._SubParsersAction) -> None:
@@ -508,12 +616,17 @@ BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
     _add_search,
     _add_show,
     _add_audit,
+    _add_install,
+    _add_installed,
+    _add_outdated,
+    _add_uninstall,
     _add_reindex,
     _add_vectors,
     _add_bundle,
     _add_mcp,
     _add_discover,
     _add_doctor,
+    _add_config,
     _add_help,
     _add_completion,
 ]
@@ -562,12 +675,17 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "search": ("search", "cmd_search"),
     "show": ("show", "cmd_show"),
     "audit": ("audit", "cmd_audit"),
+    "install": ("install", "cmd_install"),
+    "installed": ("install", "cmd_installed"),
+    "outdated": ("install", "cmd_outdated"),
+    "uninstall": ("install", "cmd_uninstall"),
     "reindex": ("reindex", "cmd_reindex"),
     "vectors": ("vectors", "cmd_vectors"),
     "bundle": ("bundle", "cmd_bundle"),
     "mcp": ("mcp", "cmd_mcp"),
     "discover": ("discover", "cmd_discover"),
     "doctor": ("doctor", "cmd_doctor"),
+    "config": ("config", "cmd_config"),
 }
 # Answered here: they are about the command line itself.
 BUILTINS = ("help", "completion")
@@ -595,13 +713,17 @@ def _help(parser: argparse.ArgumentParser, topic: Optional[str]) -> int:
 
 def _complete(parser: argparse.ArgumentParser) -> int:
     taps: List[str] = []
+    entries: List[str] = []
     try:
         from boost_cli.core import registry
 
         taps = [t.name for t in registry.list_taps()]
+        words = os.environ.get("COMP_WORDS", "").split()
+        if any(w in completion.ENTRY_COMMANDS for w in words[1:]):  # read the catalogs
+            entries = [e.qualified_name for s in registry.snapshots() for e in s.entries]
     except BoostError:
-        pass  # no readable config: complete everything but tap names
-    for word in completion.candidates(parser, os.environ, taps):
+        pass  # no readable config: complete everything but tap and entry names
+    for word in completion.candidates(parser, os.environ, taps, entries):
         render.out(word)
     return 0
 

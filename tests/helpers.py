@@ -28,6 +28,7 @@ HIT_KEYS = frozenset(
         "why",
         "why_source",
         "also_in",
+        "similar",
         "ranks",
         "file",
         "url",

@@ -28,6 +28,8 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.binio",
             "boost_cli.core.http",
             "boost_cli.core.bundlefile",
+            "boost_cli.core.settings",
+            "boost_cli.core.breaker",
         ),
     ),
     (
@@ -78,6 +80,8 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.bundle",
             "boost_cli.core.skillserve",
             "boost_cli.core.hosts",
+            "boost_cli.core.install",
+            "boost_cli.core.why",
         ),
     ),
     ("commands", ("boost_cli.commands",)),

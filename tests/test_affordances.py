@@ -186,7 +186,7 @@ def test_exit_status_flag_makes_no_match_exit_1(
 ) -> None:
     query = ["search", "zzqxv wbbbq", "--no-llm"]
     assert main(query) == 0
-    assert "No matches for" in capsys.readouterr().out
+    assert "No matches for" in capsys.readouterr().err
     assert main([*query, "--exit-status"]) == 1
     assert main(["search", "jest", "--no-llm", "--exit-status"]) == 0
 

@@ -136,7 +136,11 @@ def test_progress_shows_the_time_left_from_the_rate_so_far(monkeypatch: pytest.M
     report(20, 1000, "a")  # 1 s: too early to guess
     now[0] = 104.0
     report(70, 1000, "b")  # 60 texts in 4 s: 930 left take 62 s
-    assert tty.getvalue().split("\r")[-1] == "  embedding 70/1000 · b · 1 min 02 s left\x1b[K"
+    assert tty.getvalue().split("\r")[-1] == "  embedding 70/1000 · 1 min 02 s left · b\x1b[K"
+    now[0] = 108.0  # a label too long for 80 columns is cut; the estimate stays
+    report(130, 1000, "x" * 200)
+    frame = tty.getvalue().split("\r")[-1]
+    assert frame.startswith("  embedding 130/1000 · 58 s left · xxx") and len(frame) <= 79 + 3
     report(5, 7)  # another total: a new count, no estimate yet
     assert tty.getvalue().split("\r")[-1] == "  embedding 5/7\x1b[K"
     assert [duration(s) for s in (0.4, 59.6, 61, 3599, 3600, 7322)] == [

@@ -437,7 +437,7 @@ def test_backend_status_explains_itself() -> None:
     name, note = backend_status()
     if name == "flat":
         assert note.startswith("exact flat scan (")
-        assert "boost-skill-cli[rag]" in note
+        assert "'.[rag]'" in note
     else:
         assert name == "sqlite-vec" and note.startswith("sqlite-vec v")
 

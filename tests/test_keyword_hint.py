@@ -18,7 +18,7 @@ import pytest
 from tests.helpers import indexed_example, run_boost
 
 HINT = "note: ranked by your words alone (no LLM, no vector store) — for search by meaning "
-INSTALL = "pip install 'boost-skill-cli[local]' and run 'boost reindex --dense'"
+INSTALL = "pip install '.[local]' (in boost's clone) and run 'boost reindex --dense'"
 KEYWORDS = "or add --keywords with words a fitting skill would use"
 QUERY = "make my page usable for blind people"
 # No LLM: no key, and a PATH without `claude` (git stays reachable for the fixture).

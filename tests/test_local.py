@@ -43,7 +43,7 @@ TINY = local.LocalModel(
     dimensions=8,
 )
 REAL_INSTALLED = local.installed  # conftest hides the extra from auto-detection
-EXTRA_MISSING = "the [local] extra is not installed (pip install 'boost-skill-cli[local]')"
+EXTRA_MISSING = "the [local] extra is not installed (pip install '.[local]' in boost's clone)"
 PROVIDER = provider_named("local")
 assert isinstance(PROVIDER, local.LocalProvider)
 
@@ -149,7 +149,7 @@ def test_auto_detection(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_what_is_missing_is_said_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
-    install = "pip install 'boost-skill-cli[local]'"
+    install = "pip install '.[local]' (in boost's clone)"
     gone = replace(TINY, name="gone", package="no_such_package_boost_test", file="model.onnx")
     monkeypatch.setitem(local.MODELS, "gone", gone)
     monkeypatch.setattr(local, "RUNTIME_MODULES", ("json",))  # with or without the extra
@@ -266,7 +266,7 @@ def test_broken_files_are_embed_failures_with_the_fix(
     assert isinstance(outcome, EmbedFailure)
     assert outcome.reason == (
         f"local model: the vocabulary {TINY.vocab} is not the one boost pins — "
-        "pip install --force-reinstall boost-skill-cli"
+        "pip install --force-reinstall '.[local]' (in boost's clone)"
     )
 
 

@@ -37,11 +37,14 @@ def test_every_tool_has_a_title_annotations_and_described_properties(session: Se
         "boost_get_skill",
         "boost_list_taps",
         "boost_discover_github",
+        "boost_install",
     ]
     for tool in tools:
         assert tool["title"] and tool["description"]
         hints = tool["annotations"]
-        assert hints["readOnlyHint"] is True and hints["destructiveHint"] is False
+        # Every tool but boost_install only reads; boost_install writes, never destroys.
+        assert hints["readOnlyHint"] is (tool["name"] != "boost_install")
+        assert hints["destructiveHint"] is False and hints["idempotentHint"] is True
         for which in ("inputSchema", "outputSchema"):
             for path, prop in _properties(tool.get(which, {}), f"{tool['name']}.{which}"):
                 assert prop.get("description"), f"{path} has no description"
@@ -51,6 +54,7 @@ def test_every_tool_has_a_title_annotations_and_described_properties(session: Se
         "boost_get_skill": False,
         "boost_list_taps": False,
         "boost_discover_github": True,
+        "boost_install": False,
     }
 
 

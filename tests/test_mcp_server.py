@@ -26,7 +26,13 @@ from boost_cli.core.discover import INSTALL_HINT
 from tests.helpers import EXAMPLES, ROOT, commit_all, make_repo, run_boost, skill
 
 FAKEBIN = ROOT / "tests" / "fakebin"
-TOOLS = ["boost_search", "boost_get_skill", "boost_list_taps", "boost_discover_github"]
+TOOLS = [
+    "boost_search",
+    "boost_get_skill",
+    "boost_list_taps",
+    "boost_discover_github",
+    "boost_install",
+]
 HIT_KEYS = {"id", "name", "tap", "kind", "description", "score", "file", "url"}
 REPLY_TIMEOUT = 20.0
 #: A pdf-forms of its own in a second tap, so the bare name 'pdf-forms' is ambiguous.

@@ -103,6 +103,7 @@ def test_tools_are_registered_in_order_with_object_schemas() -> None:
         "boost_get_skill",
         "boost_list_taps",
         "boost_discover_github",
+        "boost_install",
     ]
     for spec in reg.tools():
         d = spec.to_dict()

@@ -51,7 +51,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if d.get("embedder"):
         line(f"embedder: {_embedder(d['embedder'])}; store {_mb(d['store_bytes'])}")
     llm = r["llm"]
-    if llm["anthropic_api_key"]:
+    failing = llm.get("failing") or {}
+    backend = "api" if llm["anthropic_api_key"] else "cli" if llm["claude_cli"] else None
+    if llm.get("off"):
+        undo = "unset BOOST_NO_LLM" if "BOOST_NO_LLM" in llm["off"] else "'boost config set llm on'"
+        line(f"rerank: off — {llm['off']} ({undo} turns it on)")
+    elif backend in failing:
+        line(f"rerank: not working — {printable(failing[backend]['text'])}")
+    elif llm["anthropic_api_key"]:
         line("rerank: Anthropic Messages API (ANTHROPIC_API_KEY is set)")
     elif llm["claude_cli"]:
         line("rerank: claude CLI")

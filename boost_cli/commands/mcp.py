@@ -13,6 +13,7 @@ import re
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from boost_cli.commands import mcp_check, mcp_install
 from boost_cli.commands.render import err, out
 from boost_cli.core import (
     discover,
@@ -114,7 +115,13 @@ _HIT_SCHEMA = {
         "also_in": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "TAP:NAMEs of byte-identical copies",
+            "description": "ids of the copies folded into this hit (see similar)",
+        },
+        "similar": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "the ids in also_in whose file differs (near-duplicates); the "
+            "others are byte-identical",
         },
         "path": {"type": "string", "description": "the file's path inside its tap"},
         "flags": {
@@ -265,10 +272,16 @@ def _warning(findings: Sequence[trust.Finding]) -> str:
 
 
 def build_registry(
-    engines: Optional[retrieval.Engines] = None, skills: Optional[skillmap.Holder] = None
+    engines: Optional[retrieval.Engines] = None,
+    skills: Optional[skillmap.Holder] = None,
+    roots: Optional[Callable[[], Optional[List[str]]]] = None,
+    *,
+    install: bool = True,
 ) -> Registry:
     """boost's tools. ``engines`` keeps the indexes open between calls (one per server),
-    ``skills`` the served skills (`skillmap`)."""
+    ``skills`` the served skills (`skillmap`); ``roots`` gives the client's workspace
+    folders (`Server.roots`), where boost_install may write. ``install``: offer
+    boost_install at all (not over HTTP: it would write on the server's disk)."""
     reg = Registry()
     engines = engines or retrieval.Engines()
     held = skills or skillmap.Holder()
@@ -443,6 +456,8 @@ def build_registry(
             text="\n".join(lines), structured={"repositories": [r.to_dict() for r in repos]}
         )
 
+    if install:
+        mcp_install.register(reg, roots or (lambda: None), _for_agents)
     return reg
 
 
@@ -504,7 +519,7 @@ def _serve_http(args: argparse.Namespace) -> int:
         )
 
     mcp_http.serve(
-        http_responder(build_server()),
+        http_responder(build_server(stateless=True)),
         settings,
         ready=ready,
         stop_on=(signal.SIGTERM, signal.SIGINT),
@@ -520,20 +535,30 @@ def _stderr_line(line: str) -> None:
         pass  # a closed stderr must not take requests down
 
 
-def build_server() -> Server:
-    """The `boost mcp` server: the tools, the resources and the Skills extension."""
+def build_server(*, stateless: bool = False) -> Server:
+    """The `boost mcp` server: the tools, the resources and the Skills extension.
+    ``stateless`` (HTTP): no boost_install, whose writes belong on the client's machine
+    and inside roots only a stdio client can share."""
     skills = skillmap.Holder()
+    holder: List[Server] = []
     server = Server(
-        build_registry(skills=skills),
+        build_registry(
+            skills=skills,
+            roots=lambda: holder[0].roots if holder else None,
+            install=not stateless,
+        ),
         instructions=INSTRUCTIONS,
         capabilities=skillserve.capabilities(),
         extensions=skillserve.extensions(),
     )
+    holder.append(server)
     skillserve.install(server, skills)
     return server
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    if getattr(args, "check", False):
+        return mcp_check.cmd_check(args)
     action = getattr(args, "action", None)
     if action is not None or getattr(args, "list", False) or getattr(args, "dry_run", False):
         return _register(args)

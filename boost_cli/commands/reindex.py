@@ -8,7 +8,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Sequence
 
-from boost_cli.commands.render import Status, emit_json, err, note, out, progress
+from boost_cli.commands.render import Status, emit_json, err, note, out, progress, say
 from boost_cli.core import indexing, registry
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import TapSnapshot
@@ -55,10 +55,11 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         emit_json(result)
         return 0
     r = report
-    out(
+    say(  # wrapped at word boundaries to the terminal (a terminal's own wrap cuts words)
         f"Indexed {r.taps_total} taps ({len(r.built)} rebuilt, {len(r.reused)} unchanged"
         f"{', ' + str(len(r.removed)) + ' removed' if r.removed else ''}): "
-        f"{r.entries} entries, {r.chunks} chunks, {r.terms} terms, {r.bytes / 1e6:.1f} MB in {total:.2f} s"
+        f"{r.entries} entries, {r.chunks} chunks, {r.terms} terms, {r.bytes / 1e6:.1f} MB in {total:.2f} s",
+        indent="  ",
     )
     if "dense" in result:
         out(_dense_line(result["dense"]))

@@ -162,7 +162,28 @@ def wrap(
         break_long_words=False,
         break_on_hyphens=False,
     )
-    return lines or [lead.rstrip()]
+    return [part for line in lines for part in fold(line, columns, indent)] or [lead.rstrip()]
+
+
+_BREAKS = "/:"
+
+
+def fold(line: str, columns: Optional[int], indent: str = "") -> List[str]:
+    """``line`` (one word longer than the width, such as an id ``tap:dir/dir/SKILL.md``)
+    cut after a ``/`` or ``:`` so no part is wider than ``columns``, the rest under
+    ``indent``; never inside a name between separators (a line the terminal wraps by
+    itself breaks mid-word)."""
+    if columns is None or len(line) <= columns:
+        return [line]
+    out: List[str] = []
+    while len(line) > columns:
+        cut = max(line.rfind(c, len(indent) + 1, columns) for c in _BREAKS)
+        if cut <= len(indent):
+            break  # no separator to cut at: leave it whole
+        out.append(line[: cut + 1])
+        line = indent + line[cut + 1 :]
+    out.append(line)
+    return out
 
 
 def say(text: str, indent: str = "  ", first: str = "") -> None:
@@ -313,7 +334,7 @@ def progress(
     the callback's arguments into the text after the count (default: ``name``).
 
     Once the work has gone on for `ETA_AFTER` seconds the line ends with the time left
-    (`` · 3 min 05 s left``), from the rate since the first report of this ``total`` (a
+    (`` · 3 min 05 s left`` after the count, before the label, so a narrow terminal cuts the label rather than the estimate), from the rate since the first report of this ``total`` (a
     new total starts a new count)."""
     status = status or Status()
     if not status.active:
@@ -325,9 +346,11 @@ def progress(
         if not first or first[2] != total or done < first[1]:
             first[:] = [now, done, total]
         spent, since = now - first[0], done - first[1]
-        parts = [label(done, total, name) if label else name]
+        parts = []
+        # The estimate before the label: a long label is what the line's width cuts.
         if done < total and since > 0 and spent >= ETA_AFTER:
             parts.append(f"{duration(spent * (total - done) / since)} left")
+        parts.append(label(done, total, name) if label else name)
         text = " · ".join(p for p in parts if p)
         status.show(f"  {verb} {done}/{total}{' · ' + text if text else ''}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -15,6 +16,7 @@ from boost_cli.commands.render import (
     detail,
     emit_json,
     err,
+    fold,
     mark_terms,
     note,
     out,
@@ -23,21 +25,27 @@ from boost_cli.commands.render import (
     width,
     wrap,
 )
-from boost_cli.core import records, registry, search, skillmap, trust_scan
+from boost_cli.core import records, registry, search, settings, skillmap, trust_scan
+from boost_cli.core.errors import UsageError
 from boost_cli.core.models import Hit
-from boost_cli.core.text import printable
+from boost_cli.core.text import one_line, printable
+
+
+def _default_engine() -> Optional[str]:
+    engine = settings.get("engine")
+    return None if engine == "auto" else str(engine)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     keys = records.fields(args.fields) if args.fields else None
     opts = search.SearchOptions(
         query=" ".join(args.query),
-        limit=args.limit,
+        limit=args.limit if args.limit is not None else settings.get("limit"),
         kind=args.kind,
         taps=tuple(args.tap),
         rerank="none" if args.no_rerank or args.no_llm else "auto",
         expand="none" if args.no_llm else "auto",
-        engine=args.engine,
+        engine=args.engine or _default_engine(),
         keywords=search.keyword_list(args.keywords),
     )
     result = search.run(opts)
@@ -49,6 +57,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     if result.keyword_bound and result.hits:
         note(f"note: {search.semantic_hint()}")
     view = trust_scan.View(taps)
+    if getattr(args, "format", None):
+        for line in format_lines(args.format, result.hits, taps, skills, view):
+            out(line)
+        return 1 if args.exit_status and not result.hits else 0
     if args.json or keys:
         fields = keys or records.HIT_FIELDS
         emit_json([records.hit_record(h, taps, fields, skills, view) for h in result.hits])
@@ -57,8 +69,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     else:
         marks = {h.entry.id: trust_scan.marker(view.flags(h.entry)) for h in result.hits}
         render_hits(result.hits, " ".join([opts.query, *opts.keywords]), args.explain, marks)
-        if not result.hits:
-            out(
+        if not result.hits:  # a hint, not a result: stderr, so `| wc -l` counts hits
+            err(
                 f"No matches for {printable(repr(opts.query))}. Try other words, or "
                 "'boost tap --catalog --list' for more registries."
             )
@@ -92,6 +104,58 @@ def render_served(hits: Sequence[Hit], skills: Optional[skillmap.Statuses]) -> L
     return ["MCP Skills extension:", *lines] if lines else []
 
 
+_FIELD = re.compile(r"{([a-z_]+)}")
+
+
+def format_lines(
+    template: str,
+    hits: Sequence[Hit],
+    taps: Dict[str, Any],
+    skills: Optional[skillmap.Statuses] = None,
+    view: Optional[trust_scan.View] = None,
+) -> List[str]:
+    """Each hit as ``template`` with ``{field}`` replaced by the hit record's field (the
+    `records.HIT_FIELDS`), ``\\t`` and ``\\n`` as tab and newline: one line per hit for
+    fzf-style pipelines. Values are one line, tabs made spaces, control characters escaped,
+    so a registry's text cannot add a field or a line."""
+    names = _FIELD.findall(template)
+    bad = [n for n in names if n not in records.HIT_FIELDS]
+    if bad or not names:
+        raise UsageError(
+            f"unknown field {{{bad[0]}}} in --format" if bad else "--format names no {field}",
+            f"use {{{'}, {'.join(records.HIT_FIELDS)}}}",
+        )
+    pattern = template.replace("\\t", "\t").replace("\\n", "\n")
+    lines = []
+    for h in hits:
+        rec = records.hit_record(h, taps, records.HIT_FIELDS, skills, view)
+
+        def value(m: re.Match[str], rec: Dict[str, Any] = rec) -> str:
+            v = rec[m.group(1)]
+            text = ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+            return printable(one_line(text).replace("\t", " "))
+
+        lines.append(_FIELD.sub(value, pattern))
+    return lines
+
+
+def copies_lines(h: Hit) -> List[str]:
+    """What was folded into the hit: byte-identical copies ("same file") and near-duplicates
+    ("similar"), each with the first few names."""
+    similar = set(h.similar)
+    groups = (
+        ("same file also in", [n for n in h.also_in if n not in similar]),
+        ("similar copies in", [n for n in h.also_in if n in similar]),
+    )
+    lines = []
+    for label, names in groups:
+        if names:
+            n = len(names)
+            shown = ", ".join(names[:3]) + (f" (+{n - 3} more)" if n > 3 else "")
+            lines.append(f"{label} {n} other place{'' if n == 1 else 's'}: {shown}")
+    return lines
+
+
 def render_hits(
     hits: Sequence[Hit],
     terms: str,
@@ -107,19 +171,23 @@ def render_hits(
     indent = "    "
     for rank, h in enumerate(hits, start=1):
         name = printable(h.entry.qualified_name)
-        head = f"{rank:2d}. {name}  [{h.entry.kind}]  {match(h.score, best)}"
+        tail = f"[{h.entry.kind}]  {match(h.score, best)}"
         mark = (marks or {}).get(h.entry.id)
         if mark:
-            head += f"  {mark}"
-        for i, line in enumerate(wrap(head, indent, columns, first="")):
+            tail += f"  {mark}"
+        head = f"{rank:2d}. {name}  {tail}"
+        # A long id keeps the rank's line (cut only after a '/' or ':'); the kind and match
+        # go under it.
+        if columns is None or len(head) <= columns:
+            lines = [head]
+        else:
+            lines = [*fold(head[: -len(tail) - 2], columns, indent), indent + tail]
+        for i, line in enumerate(lines):
             out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if i == 0 else line)
         if h.why:
             for line in wrap(printable(h.why), indent, columns):
                 out(mark_terms(line, terms, style))
-        if h.also_in:
-            n = len(h.also_in)
-            shown = ", ".join(h.also_in[:3]) + (f" (+{n - 3} more)" if n > 3 else "")
-            copies = f"same file also in {n} other place{'' if n == 1 else 's'}: {shown}"
+        for copies in copies_lines(h):
             for line in wrap(printable(copies), indent, columns):
                 out(paint(line, DIM, style, NORMAL))
         if explain:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import shlex
 import sys
 from typing import Any, Dict, List, Optional, Sequence
@@ -246,15 +247,39 @@ def taps_table(taps: Sequence[registry.TapInfo], columns: Optional[int], style: 
             ]
         )
     headers = ["TAP", "SKILLS", "RULES", "WORKFLOWS", "COMMIT", "UPDATED", "SOURCE"]
-    return table(
-        rows,
-        headers,
+    full = table(rows, headers, numeric=(1, 2, 3), style=style)
+    if columns is None or max(len(line) for line in _plain(full)) <= columns:
+        return full
+    # Too wide: the source goes under its tap's row, whole (a path squeezed into a narrow
+    # column took a line per dozen characters), and the date, then the commit, make room.
+    narrow = table(
+        [r[:6] for r in rows],
+        headers[:6],
         columns=columns,
         optional=(5, 4),
-        wrap_cols=(6, 0),
+        wrap_cols=(0,),
         numeric=(1, 2, 3),
         style=style,
     )
+    lines = narrow.split("\n")
+    if len(lines) != len(rows) + 1:  # a wrapped name: keep the plain wrapped table
+        return table(
+            rows,
+            headers,
+            columns=columns,
+            optional=(5, 4),
+            wrap_cols=(6, 0),
+            numeric=(1, 2, 3),
+            style=style,
+        )
+    out_lines = [lines[0]]
+    for line, row in zip(lines[1:], rows):
+        out_lines += [line, f"    {printable(row[6])}"]
+    return "\n".join(out_lines)
+
+
+def _plain(text: str) -> List[str]:
+    return [re.sub("\x1b\\[[0-9;]*m", "", line) for line in text.split("\n")]
 
 
 def cmd_untap(args: argparse.Namespace) -> int:

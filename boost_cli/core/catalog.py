@@ -27,7 +27,7 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import AbstractSet, Any, Dict, List, Optional, Tuple
 
@@ -35,7 +35,7 @@ from boost_cli.core import atomic, frontmatter, paths
 from boost_cli.core.models import KINDS, MAX_FILE_BYTES, Entry
 from boost_cli.core.text import clip
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: entries whose name repeats in the tap carry by_path
 SKIP_DIRS = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__"})
 RULE_FILES = frozenset({".cursorrules", ".windsurfrules", ".clinerules"})
 NOT_ENTRIES = frozenset({"readme.md", "changelog.md", "license.md", "contributing.md"})
@@ -240,7 +240,22 @@ def scan_tap(tap: str, root: Path) -> ScanResult:
         if warning:
             warnings.append(f"{rel}: frontmatter: {warning}")
         entries.append(_entry(tap, rel, kind, meta, body))
-    return ScanResult(tuple(entries), tuple(warnings), skipped)
+    return ScanResult(tuple(mark_repeated(entries)), tuple(warnings), skipped)
+
+
+def mark_repeated(entries: List[Entry]) -> List[Entry]:
+    """``entries`` with ``by_path`` set on each whose ``tap:name`` would also name another
+    entry of the tap (`lookup.find` takes a name, a path or a folder), so the id search
+    prints for it (``tap:path`` then) resolves to exactly that entry."""
+    named: Dict[str, set] = {}
+    for i, e in enumerate(entries):
+        for key in {e.name, e.path, e.rel_dir}:
+            named.setdefault(key, set()).add(i)
+    out = []
+    for e in entries:
+        repeated = len(named.get(e.name, ())) > 1
+        out.append(replace(e, by_path=True) if repeated != e.by_path else e)
+    return out
 
 
 def _entry(tap: str, rel: str, kind: str, meta: Dict[str, Any], body: str) -> Entry:

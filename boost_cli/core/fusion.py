@@ -192,7 +192,13 @@ def collapse(hits: Sequence[Hit], key: Callable[[Hit], Optional[str]]) -> List[H
         names = (hit.entry.qualified_name, *hit.also_in)
         extra = tuple(n for n in names if n != keep.entry.qualified_name and n not in keep.also_in)
         if extra:
-            out[i] = replace(keep, also_in=keep.also_in + tuple(dict.fromkeys(extra)))
+            differs = hit.content_hash is None or hit.content_hash != keep.content_hash
+            new_similar = tuple(n for n in extra if differs or n in hit.similar)
+            out[i] = replace(
+                keep,
+                also_in=keep.also_in + tuple(dict.fromkeys(extra)),
+                similar=keep.similar + tuple(dict.fromkeys(new_similar)),
+            )
     return out
 
 
@@ -234,6 +240,14 @@ def merge_hits(
         names = [h.entry.qualified_name for _, (_, h) in found]
         names += [x for _, (_, h) in found for x in h.also_in]
         also_in = tuple(n for n in dict.fromkeys(names) if n != base.entry.qualified_name)
+        differ = [
+            h
+            for _, (_, h) in found
+            if h.content_hash is None or h.content_hash != base.content_hash
+        ]
+        similar_names = {n for _, (_, h) in found for n in h.similar}
+        similar_names |= {n for h in differ for n in (h.entry.qualified_name, *h.also_in)}
+        similar = tuple(n for n in also_in if n in similar_names)
         out.append(
             replace(
                 base,
@@ -242,6 +256,7 @@ def merge_hits(
                 why=why,
                 content_hash=content_hash,
                 also_in=also_in,
+                similar=similar,
                 ranks=ranks,
             )
         )

@@ -28,7 +28,7 @@ import logging
 import os
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import subprocess
 
 from boost_cli import __version__
-from boost_cli.core import http
+from boost_cli.core import breaker, http, settings
 from boost_cli.core.errors import UsageError
 from boost_cli.core.text import clip
 
@@ -75,6 +75,9 @@ class LLMFailure:
 
     reason: str
     backend: Optional[str]
+    # Whether it says the backend is down (trips the `breaker`): not for one answer's
+    # content (a refusal, no text, malformed JSON), which the next prompt may not repeat.
+    trips: bool = field(default=True, compare=False)
 
 
 class Client(Protocol):
@@ -104,9 +107,24 @@ def auto_backend(env: Optional[Mapping[str, str]] = None) -> Optional[str]:
     first: the search pipeline retrieves a reranking pool only when a reranker will run.
     """
     env = os.environ if env is None else env
+    return None if blocked(env) else _configured(env)
+
+
+def _configured(env: Mapping[str, str]) -> Optional[str]:
     if env.get("ANTHROPIC_API_KEY", "").strip():
         return "api"
     return "cli" if find_claude(env) else None
+
+
+def blocked(env: Mapping[str, str], backend: Optional[str] = None) -> Optional[str]:
+    """Why no LLM may be asked (``backend``, default: the one auto would pick): switched off
+    (`settings.llm_off`) or cooling down after a failure (`breaker`); None when it may."""
+    off = settings.llm_off(env)
+    if off:
+        return off
+    backend = backend or _configured(env)
+    rec = breaker.tripped(backend) if backend else None
+    return breaker.describe(backend, rec) if backend and rec else None
 
 
 def seconds_setting(
@@ -146,8 +164,39 @@ def choose(
     if backend == "auto":
         backend = auto_backend(env) or ""
         if not backend:
-            return LLMFailure(NO_LLM, None)
+            return LLMFailure(blocked(env) or NO_LLM, None)
         log.debug("LLM backend auto → %s", backend)
+    else:
+        why = blocked(env, backend)
+        if why:
+            return LLMFailure(why, backend)
+    client = _transport(backend, model, model_var, env)
+    return client if isinstance(client, LLMFailure) else _Guarded(client)
+
+
+class _Guarded:
+    """A transport whose failures trip the `breaker` (and whose successes reset it)."""
+
+    def __init__(self, inner: Client) -> None:
+        self.inner = inner
+        self.backend = inner.backend
+        self.model = inner.model
+
+    def complete(
+        self, system: str, user: str, *, max_tokens: int, deadline: float
+    ) -> Union[str, LLMFailure]:
+        answer = self.inner.complete(system, user, max_tokens=max_tokens, deadline=deadline)
+        if isinstance(answer, LLMFailure):
+            if answer.trips:
+                breaker.record(self.backend, answer.reason)
+        else:
+            breaker.record(self.backend, None)
+        return answer
+
+
+def _transport(
+    backend: str, model: Optional[str], model_var: str, env: Mapping[str, str]
+) -> Union[Client, LLMFailure]:
     model = model or env.get(model_var, "").strip() or DEFAULT_MODEL
     if backend == "api":
         key = env.get("ANTHROPIC_API_KEY", "").strip()
@@ -273,7 +322,7 @@ class AnthropicAPI:
             self.model_var,
         )
         if isinstance(answer, LLMFailure):
-            return LLMFailure(http.redact(answer.reason, self.api_key), "api")
+            return LLMFailure(http.redact(answer.reason, self.api_key), "api", answer.trips)
         # A 2xx answer can echo the key too (a proxy, a hostile endpoint): never pass it on.
         return redact_secrets(answer, (self.api_key,))
 
@@ -374,12 +423,12 @@ def _answer_text(data: bytes) -> Union[str, LLMFailure]:
     try:
         message = json.loads(data.decode("utf-8", errors="replace"))
     except ValueError:
-        return LLMFailure("the Messages API returned malformed JSON", "api")
+        return LLMFailure("the Messages API returned malformed JSON", "api", trips=False)
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
-        return LLMFailure("the Messages API returned an unexpected response", "api")
+        return LLMFailure("the Messages API returned an unexpected response", "api", trips=False)
     stop_reason = as_text(message.get("stop_reason"))
     if stop_reason == "refusal":
-        return LLMFailure("the model declined to answer (stop_reason refusal)", "api")
+        return LLMFailure("the model declined to answer (stop_reason refusal)", "api", trips=False)
     # Select by type: a thinking model's answer may start with thinking blocks.
     text = "".join(
         as_text(block.get("text"))
@@ -387,7 +436,9 @@ def _answer_text(data: bytes) -> Union[str, LLMFailure]:
         if isinstance(block, dict) and block.get("type") == "text"
     )
     if not text.strip():
-        return LLMFailure(f"the Messages API returned no text (stop_reason {stop_reason})", "api")
+        return LLMFailure(
+            f"the Messages API returned no text (stop_reason {stop_reason})", "api", trips=False
+        )
     return text
 
 
@@ -411,7 +462,7 @@ class ClaudeCLI:
         if isinstance(answer, LLMFailure):
             # The CLI may quote the environment's key back (it reads ANTHROPIC_API_KEY too).
             key = self.env.get("ANTHROPIC_API_KEY", "").strip()
-            return LLMFailure(http.redact(answer.reason, key or None), "cli")
+            return LLMFailure(http.redact(answer.reason, key or None), "cli", answer.trips)
         return redact_secrets(answer, answer_secrets(self.env))
 
 

@@ -55,7 +55,7 @@ import re
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import (
     IO,
     Any,
@@ -70,6 +70,7 @@ from typing import (
     TypeVar,
     Union,
 )
+from urllib.parse import unquote, urlparse
 
 from boost_cli import __version__
 from boost_cli.core import schema as schemas
@@ -264,11 +265,15 @@ def _check_tool_schema(tool: str, which: str, schema: Any) -> None:
 @dataclass
 class Session:
     """What a connection remembers: the version its ``initialize`` agreed (None before
-    one) and whether the client said ``notifications/initialized``. Nothing else: a
-    2026-07-28 request never reads it."""
+    one), whether the client said ``notifications/initialized``, its capabilities and its
+    roots. A 2026-07-28 request never reads it."""
 
     protocol_version: Optional[str] = None
     initialized: bool = False
+    #: What the client declared in ``initialize`` (``capabilities``).
+    client_capabilities: Dict[str, Any] = field(default_factory=dict)
+    #: The folders of the client's roots, once it answered ``roots/list``.
+    roots: Optional[List[str]] = None
 
 
 MethodHandler = Callable[[Dict[str, Any], Call], Dict[str, Any]]
@@ -372,6 +377,9 @@ class Server:
         self.extensions: Dict[str, Any] = dict(extensions or {})
         #: The connection `handle` uses when it is given none (stdio has one).
         self.session = Session()
+        #: Requests boost sends the stdio client (``roots/list``), and those it awaits.
+        self._outbox: List[Dict[str, Any]] = []
+        self._pending: Dict[str, str] = {}
         self._methods: Dict[str, MethodHandler] = {
             "ping": self._ping,
             "tools/list": self._tools_list,
@@ -412,6 +420,10 @@ class Server:
         """
         if not isinstance(message, dict):
             return _error(None, INVALID_REQUEST, "invalid request: expected a JSON object")
+        pending = message.get("id")
+        if "method" not in message and isinstance(pending, str) and pending in self._pending:
+            self._on_response(self._pending.pop(pending), message)
+            return None
         if "method" not in message and ("result" in message or "error" in message):
             # Never answer a response, even a malformed one: two peers replying to
             # each other's errors would loop forever.
@@ -452,8 +464,48 @@ class Server:
     def _notify(self, method: str, session: Session) -> None:
         if method == "notifications/initialized":
             session.initialized = True
+            self._ask_roots(session)
+        elif method == "notifications/roots/list_changed":
+            self._ask_roots(session)
         else:
             log.debug("ignoring notification %s", _short(method))
+
+    # ------------------------------------------------------------------ requests to the client
+
+    @property
+    def roots(self) -> Optional[List[str]]:
+        """The folders of the stdio client's roots (``roots/list``): None until a client
+        with the ``roots`` capability answered; tools that write stay inside them. A
+        stateless request has none (boost sends no requests on it)."""
+        return self.session.roots
+
+    def _ask_roots(self, session: Session) -> None:
+        """Queue a ``roots/list`` request when the connection's client has the roots
+        capability: only on the connection `serve` holds (a stateless transport cannot
+        send the client a request)."""
+        if session is not self.session:
+            return
+        if not isinstance(session.client_capabilities.get("roots"), dict):
+            return
+        rid = f"boost-roots-{len(self._pending) + len(self._outbox) + 1}"
+        self._pending[rid] = "roots/list"
+        self._outbox.append({"jsonrpc": "2.0", "id": rid, "method": "roots/list"})
+
+    def _on_response(self, method: str, message: Dict[str, Any]) -> None:
+        result = message.get("result")
+        roots = result.get("roots") if isinstance(result, dict) else None
+        if method != "roots/list" or not isinstance(roots, list):
+            log.debug("the client did not list its roots: %s", _short(message.get("error")))
+            self.session.roots = []
+            return
+        self.session.roots = [
+            p for p in (file_uri_path(r.get("uri")) for r in roots if isinstance(r, dict)) if p
+        ]
+
+    def take_outbox(self) -> List[Dict[str, Any]]:
+        """The requests boost has for the client, to send after the current response."""
+        out, self._outbox = self._outbox, []
+        return out
 
     def _dispatch(self, method: str, params: Any, session: Session) -> Dict[str, Any]:
         handler = self._methods.get(method)
@@ -503,6 +555,8 @@ class Server:
             version = self.protocol_versions[0]
             log.debug("client asked for protocol %s; offering %s", _short(requested), version)
         session.protocol_version = version
+        caps = params.get("capabilities")
+        session.client_capabilities = caps if isinstance(caps, dict) else {}
         instructions = self._instructions()
         result: Dict[str, Any] = {
             "protocolVersion": version,
@@ -658,6 +712,9 @@ class Server:
                 if reply is not None and not write(reply):
                     log.debug("stdout closed by the client; stopping")
                     return
+                for request in self.take_outbox():
+                    if not write(dump_line(request)):
+                        return
         except KeyboardInterrupt:
             log.debug("interrupted; stopping")
 
@@ -670,6 +727,16 @@ class Server:
         """
         with _protocol_stdio() as (stdin, stdout):
             self.serve(stdin, stdout)
+
+
+def file_uri_path(uri: Any) -> Optional[str]:
+    """The local path of a ``file://`` URI (a root), None for anything else."""
+    if not isinstance(uri, str) or not uri.startswith("file://"):
+        return None
+    parsed = urlparse(uri)
+    if parsed.netloc not in ("", "localhost"):
+        return None
+    return unquote(parsed.path) or None
 
 
 def _result_problem(spec: ToolSpec, out: Any) -> Optional[str]:

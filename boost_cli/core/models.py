@@ -31,6 +31,9 @@ class Entry:
     rel_dir: str
     path: str
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # Set by the catalog scan when ``tap:name`` would name more than this entry (another
+    # entry of the tap has this name, or this name is another's path or folder).
+    by_path: bool = field(default=False, compare=False, hash=False)
 
     @property
     def id(self) -> str:
@@ -39,8 +42,9 @@ class Entry:
 
     @property
     def qualified_name(self) -> str:
-        """What users type: ``tap:name``."""
-        return f"{self.tap}:{self.name}"
+        """The id search prints and `lookup.find` resolves to exactly this entry:
+        ``tap:name``, or ``tap:path`` when the name repeats within the tap."""
+        return f"{self.tap}:{self.path}" if self.by_path else f"{self.tap}:{self.name}"
 
     @property
     def listing_key(self) -> str:
@@ -58,6 +62,7 @@ class Entry:
             "rel_dir": self.rel_dir,
             "path": self.path,
             "meta": dict(self.meta),
+            **({"by_path": True} if self.by_path else {}),
         }
 
     @classmethod
@@ -70,6 +75,7 @@ class Entry:
             rel_dir=str(d.get("rel_dir", "")),
             path=str(d["path"]),
             meta=dict(d.get("meta") or {}),
+            by_path=d.get("by_path") is True,
         )
 
 
@@ -122,6 +128,9 @@ class Hit:
     ranks: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
     content_hash: Optional[str] = None
     group: Optional[str] = None
+    # The names in ``also_in`` whose file differs from this hit's (near-duplicates): the
+    # rest of ``also_in`` are byte-identical copies.
+    similar: Tuple[str, ...] = field(default=(), compare=False, hash=False)
 
     def to_dict(self) -> Dict[str, Any]:
         d = self.entry.to_dict()
@@ -133,6 +142,7 @@ class Hit:
                 "why": self.why,
                 "why_source": self.why_source,
                 "also_in": list(self.also_in),
+                "similar": list(self.similar),
                 "ranks": dict(self.ranks),
             }
         )

@@ -35,6 +35,7 @@ HIT_FIELDS = (
     "rel_dir",
     "snippet",
     "also_in",
+    "similar",
     "ranks",
     "flags",
 )
@@ -67,6 +68,7 @@ def _full_record(
         "rel_dir": e.rel_dir,
         "snippet": hit.snippet,
         "also_in": list(hit.also_in),
+        "similar": list(hit.similar),
         "ranks": dict(hit.ranks),
         "meta": dict(e.meta),
     }

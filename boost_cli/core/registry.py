@@ -217,7 +217,8 @@ def add(
         findings = trust_scan.scan_tap(repo, scan.entries, src.url)
         now = _now()
         record = {
-            "source": source,
+            # a local path as typed (./x) means nothing from another folder: store it absolute
+            "source": src.url if src.kind == "local" else source,
             "url": src.url,
             "commit": commit,
             "counts": scan.counts(),

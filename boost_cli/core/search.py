@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from boost_cli.core import config, paths, registry, retrieval
+from boost_cli.core import config, paths, registry, retrieval, why
 from boost_cli.core.errors import ConfigError, UsageError
 from boost_cli.core.models import KINDS, Hit, TapSnapshot
-from boost_cli.core.text import clip
-from boost_cli.core.tokenize import tokenize
 
 if TYPE_CHECKING:  # pragma: no cover - loaded when a search may use an LLM (start-up)
     from boost_cli.core import expand, llm
@@ -75,7 +72,7 @@ def semantic_fix() -> str:
     how = (
         "run 'boost reindex --dense'"
         if embedder is not None
-        else "pip install 'boost-skill-cli[local]' and run 'boost reindex --dense'"
+        else "pip install '.[local]' (in boost's clone) and run 'boost reindex --dense'"
     )
     return f"for search by meaning {how}, or add --keywords with words a fitting skill would use"
 
@@ -319,7 +316,8 @@ def _rerank(
     if not pool:  # auto mode and no LLM on this machine
         from boost_cli.core import llm
 
-        return ranked, {"status": "unavailable", "reason": llm.NO_LLM, "backend": None}
+        reason = llm.blocked(os.environ) or llm.NO_LLM  # switched off, failing, or none at all
+        return ranked, {"status": "unavailable", "reason": reason, "backend": None}
     from boost_cli.core import rerank
 
     cands = [
@@ -345,11 +343,11 @@ def _rerank(
         return ranked, {"status": outcome, "reason": result.reason, "backend": result.backend}
     by_id = {h.entry.qualified_name: h for h in pool}
     picks: List[Hit] = []
-    for cid, why in result.order:
+    for cid, reason in result.order:
         h = by_id.pop(cid, None)
         if h is not None:
             ranks = {**dict(h.ranks), "rerank": len(picks) + 1}
-            picks.append(replace(h, why=why, why_source="llm" if why else "", ranks=ranks))
+            picks.append(replace(h, why=reason, why_source="llm" if reason else "", ranks=ranks))
     ordered, held = bound_lift(picks, ranked, shares or {})
     status: Dict[str, Any] = {
         "status": "ok",
@@ -370,54 +368,8 @@ def _with_why(query: str, keywords: Sequence[str], hits: List[Hit]) -> List[Hit]
     ]
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
 def why_from_snippet(query: str, hit: Hit) -> str:
-    """A one-line justification without an LLM: the prose sentence of the best-matching
-    passage that shares the most query terms with the query, when it shares at least one
-    and no fewer than the description does; else the description (code lines, table rows
-    and fragments are never picked: they make poor reasons)."""
-    terms = set(tokenize(query))
-    desc = _clean(hit.entry.description)
-    desc_score = len(terms.intersection(tokenize(desc))) if desc else 0
-    best, best_score = "", max(desc_score, 1) - 1
-    # A stem's first four letters survive in every word it came from ("happi" < "happy"),
-    # so a sentence without any of them cannot share a term: skip tokenizing it.
-    heads = {t[:4] for t in terms}
-    for sentence in _SENTENCE.split(hit.snippet or ""):
-        s = _clean(sentence)
-        if len(s) < 20:
-            continue
-        lower = s.lower()
-        if not any(h in lower for h in heads):
-            continue
-        score = len(terms.intersection(tokenize(s)))
-        if score > best_score and not _looks_like_code(s):
-            best, best_score = s, score
-    best = best or desc or _clean(hit.snippet)
-    return clip(best, WHY_CHARS)
-
-
-_CODE = re.compile(
-    r"[{};=<>$]|^\s*(import|from|const|let|var|def|class|return|npm|pip|git|for|if|while|with|elif|else|try|except|await|async)\b|\(\)|\|.*\||^\s*(//|/\*)"
-)
-
-
-_NOT_PROSE = re.compile(r"[^\w ]|[\d_]")
-
-
-def _looks_like_code(text: str) -> bool:
-    """Code, a table row, a command or a fragment: anything but a sentence of prose."""
-    if _CODE.search(text) or text.rstrip().endswith(":") or len(text.split()) < 4:
-        return True
-    return len(_NOT_PROSE.findall(text)) > 0.2 * len(text)
-
-
-_LEAD = re.compile(r"^[#>*\-\s`|]+")
-_MARKUP = re.compile(r"[`*_]{1,3}")
-
-
-def _clean(text: str) -> str:
-    """Markdown markers and extra white space out of one sentence."""
-    return " ".join(_MARKUP.sub("", _LEAD.sub("", text.strip())).split())
+    """A one-line justification without an LLM (`why.reason`): a whole prose sentence of
+    the best-matching passage that shares query terms (at least one, and no fewer than the
+    description), Markdown markup taken out; else the description."""
+    return why.reason(query, hit.snippet or "", hit.entry.description, WHY_CHARS)

