@@ -11,7 +11,7 @@ records it in the manifest (`manifest`). Safety:
   folder to a file (a cloned repository could carry ``.claude/skills -> /etc``); in the user
   scope the agent's own folders may be the user's symlinks (dotfiles), the item's may not;
 - a file boost did not write, or the user edited, is never replaced without ``force``;
-- a trust check (`trust.findings`) may refuse an item: high-severity findings block it
+- a trust check (`trust.findings`, the trust scan's) may refuse an item: high-severity findings block it
   unless ``force``.
 """
 
@@ -183,15 +183,17 @@ def install(
     interest = {tgt.dest(r) for r in digests} | set(recorded or {})
     disk = {d: on_disk(sc.base, d) for d in interest}
     p = plan.plan(tgt, digests, disk, recorded, force)
-    found_flags = tuple(trust.high_findings(found))
-    p = plan.Plan(p.target, p.actions, found_flags, tuple(notes))
+    scanned = trust.findings(found)
+    p = plan.Plan(p.target, p.actions, trust.shown(scanned), tuple(notes))
     entry = found.entry
     if dry_run:
         return Result(entry.qualified_name, p, sc, False, found.snapshot.commit)
-    if p.findings and not force:
+    high = trust.high_findings(scanned)
+    if high and not force:
         raise ConflictError(
-            f"{entry.qualified_name} has high-severity findings: {'; '.join(p.findings)}",
-            "read it with 'boost show ID'; install anyway with --force",
+            f"{entry.qualified_name} has high-severity trust findings: {'; '.join(high[:3])}"
+            + (f" (+{len(high) - 3} more)" if len(high) > 3 else ""),
+            "read them with 'boost show ID' (or 'boost audit TAP'); install anyway with --force",
         )
     if p.conflicts:
         shown = "; ".join(f"{a.dest} ({a.why})" for a in p.conflicts[:5])

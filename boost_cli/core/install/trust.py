@@ -1,23 +1,27 @@
-"""The trust hook of `boost install`: findings that refuse an item unless ``--force``.
-
-A trust scan of registry content (issue 23's ``findings``) plugs in here: `high_findings`
-returns one line per high-severity finding of the item about to be installed, and
-`apply.install` refuses a non-empty answer without ``--force``. Until that scan lands,
-no item has findings.
-"""
+"""The trust check of `boost install`: the item's findings from the trust scan (issue 23,
+`trust_scan`), printed with the plan; a high-severity one refuses the item unless
+``--force`` (over MCP, where there is no force, always)."""
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import List, Sequence, Tuple
 
-from boost_cli.core import lookup
-
-# Set by the trust scan: Found → [(severity, text)]. None: no scan installed.
-SCANNER: Optional[Callable[[lookup.Found], List[tuple]]] = None
+from boost_cli.core import lookup, registry, trust, trust_scan
 
 
-def high_findings(found: lookup.Found) -> List[str]:
-    """The item's high-severity findings, as one-line texts."""
-    if SCANNER is None:
-        return []
-    return [str(text) for severity, text in SCANNER(found) if severity == "high"]
+def findings(found: lookup.Found) -> List[trust.Finding]:
+    """Every finding of the item about to be installed (its file and its folder's), worst
+    first: from the tap's cached scan, else scanned now."""
+    view = trust_scan.View({t.name: t for t in registry.list_taps()})
+    return list(view.findings(found.entry))
+
+
+def shown(found: Sequence[trust.Finding]) -> Tuple[str, ...]:
+    """The lines the plan prints: each finding of low severity or worse, one line each
+    (escaped and clipped by `trust_scan.finding_line`)."""
+    return tuple(trust_scan.finding_line(f) for f in found if f.severity != "info")
+
+
+def high_findings(found: Sequence[trust.Finding]) -> List[str]:
+    """The findings that refuse an install without ``--force``."""
+    return [trust_scan.finding_line(f) for f in found if f.severity == "high"]
