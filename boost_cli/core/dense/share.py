@@ -126,19 +126,25 @@ def load_file(path: Path) -> VectorFile:
     )
 
 
-def stored_unit(store_path: Path) -> Optional[str]:
-    """The unit the vector store at ``store_path`` holds vectors of, None when there is
-    no store (or it holds none yet, or cannot be read: a build recreates it)."""
+def _stored_meta(store_path: Path) -> Dict[str, str]:
+    """The meta of the vector store at ``store_path``, read only; {} when there is no
+    store or it cannot be read (a build recreates it)."""
     if not store_path.exists():
-        return None
+        return {}
     try:
         store = open_existing(store_path, "flat")
     except DenseUnavailable:
-        return None
+        return {}
     try:
-        meta = store.meta() if store.has_schema() else {}
+        return dict(store.meta()) if store.has_schema() else {}
     finally:
         store.close()
+
+
+def stored_unit(store_path: Path) -> Optional[str]:
+    """The unit the vector store at ``store_path`` holds vectors of, None when there is
+    no store (or it holds none yet, or cannot be read: a build recreates it)."""
+    meta = _stored_meta(store_path)
     unit = meta.get("unit") if meta.get("provider") else None
     return unit if unit in UNITS else None
 
@@ -229,26 +235,26 @@ def import_vectors(
     served = header.parity.get("served_model", "")
     if not served:
         raise UsageError(f"{path.name}'s parity block names no served model", REEXPORT)
+    meta = _stored_meta(store_path)
+    if (
+        meta.get("served_model")
+        and meta["served_model"] != served
+        and mismatch(meta, config, unit) is None
+    ):
+        raise ConfigError(
+            f"{path.name} holds vectors of a model served as {served!r}, the vector "
+            f"store's come from {meta['served_model']!r}",
+            "ask for a file embedded with the same model, or embed with yours: "
+            "'boost reindex --dense'",
+        )
+    found: Dict[str, bytes] = {}
+    total = 0
+    for digest, blob in rows(path, header):
+        total += 1
+        if digest in wanted:
+            found[digest] = blob
     store = open_for_build(store_path, "auto")
     try:
-        meta = store.meta()
-        if (
-            meta.get("served_model")
-            and meta["served_model"] != served
-            and mismatch(meta, config, unit) is None
-        ):
-            raise ConfigError(
-                f"{path.name} holds vectors of a model served as {served!r}, the vector "
-                f"store's come from {meta['served_model']!r}",
-                "ask for a file embedded with the same model, or embed with yours: "
-                "'boost reindex --dense'",
-            )
-        found: Dict[str, bytes] = {}
-        total = 0
-        for digest, blob in rows(path, header):
-            total += 1
-            if digest in wanted:
-                found[digest] = blob
         cache = EmbeddingCache(store.conn)
         items = [(h, unpack(found[h])) for h in sorted(found)]
         cached = cache.store_new(items, config, served)
