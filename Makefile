@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_HOME ?= $(CURDIR)/.venv/demo-home
 
-.PHONY: demo check test lint typecheck mutation venv dev clean dist-check
+.PHONY: demo check test test-slow lint typecheck mutation venv dev clean dist-check
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,6 +28,9 @@ typecheck: dev
 
 test: dev
 	$(BIN)/pytest --cov=boost_cli --cov-report=term --cov-fail-under=85
+
+test-slow: dev  # the tests make check skips: real host CLIs and the conformance suite (npm), corpus round trips, long crash soaks
+	$(BIN)/pytest -m slow
 
 check: lint typecheck test
 
