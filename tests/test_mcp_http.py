@@ -302,7 +302,7 @@ def test_a_request_past_its_deadline_gets_an_error(home: Path, tmp_path: Path) -
     fake = tmp_path / "bin"
     fake.mkdir()
     gh = fake / "gh"
-    gh.write_text("#!/bin/sh\nsleep 20\necho '[]'\n")
+    gh.write_text("#!/bin/sh\nsleep 6\necho '[]'\n")
     gh.chmod(0o755)
     env = {"TEST_PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
     with server(home, "--deadline", "1", env=env) as s:

@@ -46,7 +46,7 @@ import socketserver
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from boost_cli.core.errors import UsageError
 
@@ -320,9 +320,6 @@ class HttpServer:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._pending = 0
-        self._deadline_pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=max(2, settings.workers), thread_name_prefix="boost-mcp-call"
-        )
         self._executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=settings.workers, thread_name_prefix="boost-mcp-http"
         )
@@ -353,21 +350,33 @@ class HttpServer:
     def respond_within_deadline(
         self, message: Any, legacy: Optional[str]
     ) -> Optional[Dict[str, Any]]:
-        def run() -> Optional[Dict[str, Any]]:
-            with self._handle_lock:
-                return self._respond(message, legacy)
+        """The handler's answer, or a JSON-RPC error once the deadline passes. The handler
+        runs in a daemon thread: one that hangs (a stuck subprocess) is left behind and
+        never holds up the process's exit."""
+        box: List[Any] = []
 
-        future = self._deadline_pool.submit(run)
-        try:
-            return future.result(timeout=self.settings.deadline_seconds)
-        except concurrent.futures.TimeoutError:
-            rid = message.get("id") if isinstance(message, dict) else None
-            return _rpc_error(
-                rid,
-                INTERNAL_ERROR,
-                f"the request took longer than {self.settings.deadline_seconds:g} s; try again "
-                "or narrow it",
-            )
+        def run() -> None:
+            try:
+                with self._handle_lock:
+                    box.append(self._respond(message, legacy))
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                box.append(exc)
+
+        worker = threading.Thread(target=run, name="boost-mcp-call", daemon=True)
+        worker.start()
+        worker.join(timeout=self.settings.deadline_seconds)
+        if box:
+            if isinstance(box[0], BaseException):
+                raise box[0]
+            answer: Optional[Dict[str, Any]] = box[0]
+            return answer
+        rid = message.get("id") if isinstance(message, dict) else None
+        return _rpc_error(
+            rid,
+            INTERNAL_ERROR,
+            f"the request took longer than {self.settings.deadline_seconds:g} s; try again "
+            "or narrow it",
+        )
 
     def serve_forever(self) -> None:
         self._httpd.serve_forever(poll_interval=0.2)
@@ -381,7 +390,6 @@ class HttpServer:
             while self._pending and time.monotonic() < end:
                 self._idle.wait(timeout=max(0.0, end - time.monotonic()))
         self._executor.shutdown(wait=False)
-        self._deadline_pool.shutdown(wait=False)
 
     def log(self, line: str) -> None:
         sink = self.settings.log_sink
