@@ -92,6 +92,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
 PROTOCOL = (
     "boost_cli.core.mcp",
     "boost_cli.core.mcp_http",
+    "boost_cli.core.mcp_log",
     "boost_cli.core.protocol",
     "boost_cli.core.schema",
 )

@@ -28,19 +28,18 @@ from boost_cli.core.mcp import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    LOG_FORMAT,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
     Registry,
     Server,
-    StderrLog,
     ToolRegistrationError,
     ToolResult,
     ToolSpec,
     default_instructions,
     dump_line,
 )
+from boost_cli.core.mcp_log import LOG_FORMAT, StderrLog
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -1023,7 +1022,8 @@ def test_serve_stdio_in_a_subprocess_keeps_stdout_clean(tmp_path: Path) -> None:
         textwrap.dedent(
             """
             import logging, os, subprocess, sys, warnings
-            from boost_cli.core.mcp import Registry, Server, log_to_stderr
+            from boost_cli.core.mcp import Registry, Server
+            from boost_cli.core.mcp_log import log_to_stderr
 
             spare = open(os.devnull, "wb")  # fd 3: stray output must go to stderr, not here
             log = log_to_stderr()

@@ -586,7 +586,7 @@ def test_the_stderr_log_drops_rather_than_blocks() -> None:
     """Item 13, the handler alone: a pipe nobody reads never blocks `emit`."""
     import logging
 
-    from boost_cli.core.mcp import StderrLog
+    from boost_cli.core.mcp_log import StderrLog
 
     read_fd, write_fd = os.pipe()
     handler = StderrLog(write_fd, capacity=4)

@@ -30,7 +30,8 @@ from boost_cli.core import (
     trust_scan,
 )
 from boost_cli.core.errors import BoostError, UsageError
-from boost_cli.core.mcp import Handler, Registry, Server, Session, ToolResult, log_to_stderr
+from boost_cli.core.mcp import Handler, Registry, Server, Session, ToolResult
+from boost_cli.core.mcp_log import log_to_stderr
 from boost_cli.core.models import KINDS
 from boost_cli.core.text import printable
 

@@ -37,7 +37,7 @@ Protocol decisions (MCP 2024-11-05 … 2025-11-25, and 2026-07-28 in `core.proto
   OSError (a full disk, an unreadable file) the same, as one line with its fix; any
   other exception yields a generic ``isError`` message and its traceback goes to the
   log (stderr), never to stdout.
-* The log never blocks the protocol (`log_to_stderr`): a client that never reads
+* The log never blocks the protocol (`mcp_log.log_to_stderr`): a client that never reads
   stderr fills its pipe, and a server that then waited on it would stop answering.
 """
 
@@ -50,11 +50,8 @@ import json
 import logging
 import math
 import os
-import queue
 import re
 import sys
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import (
     IO,
@@ -843,81 +840,3 @@ def _protocol_stdio() -> Iterator[Tuple[IO[bytes], IO[bytes]]]:
         # Closing flushes; after the client hung up that raises, and there is nobody left to tell.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             wout.close()
-
-
-# --------------------------------------------------------------------------- the log
-
-
-class StderrLog(logging.Handler):
-    """A log handler that never blocks its caller: records go into a bounded queue and a
-    daemon thread writes them to a file descriptor (a copy of stderr). When the queue is
-    full (nobody reads the pipe) records are dropped and counted, and the count is
-    written once the pipe drains. The thread writes with `os.write`, holding no Python
-    lock, so even a thread stuck on a full pipe never stalls the interpreter's exit."""
-
-    def __init__(self, fd: int, capacity: int = 256) -> None:
-        super().__init__()
-        self._fd = fd
-        self._queue: queue.Queue[bytes] = queue.Queue(capacity)
-        self.dropped = 0
-        self._thread = threading.Thread(target=self._drain, name="boost-log", daemon=True)
-        self._thread.start()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            line = (self.format(record) + "\n").encode("utf-8", "backslashreplace")
-            self._queue.put_nowait(line)
-        except queue.Full:
-            self.dropped += 1
-        except Exception:  # noqa: BLE001 - logging's contract: a handler reports, never raises
-            self.handleError(record)
-
-    def _drain(self) -> None:
-        reported = 0
-        while True:
-            line = self._queue.get()
-            try:
-                _write_all(self._fd, line)
-                if self.dropped > reported and self._queue.empty():
-                    gone = self.dropped - reported
-                    reported = self.dropped
-                    _write_all(
-                        self._fd,
-                        f"boost mcp: {gone} log lines dropped: nobody read stderr\n".encode(),
-                    )
-            except OSError:
-                return  # stderr is gone: nothing left to tell anyone
-            finally:
-                self._queue.task_done()
-
-    def flush_for(self, seconds: float) -> None:
-        """Give the writer up to ``seconds`` to empty the queue (at exit)."""
-        deadline = time.monotonic() + seconds
-        while self._queue.unfinished_tasks and time.monotonic() < deadline:
-            time.sleep(0.01)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data) :]
-
-
-def log_to_stderr(level: int = logging.WARNING) -> Optional[StderrLog]:
-    """Send the root logger (and Python's warnings) to stderr through a `StderrLog`, so
-    the protocol never waits on a client that does not read stderr. None when stderr
-    has no file descriptor (then the standard handler is used)."""
-    try:
-        fd = os.dup(sys.stderr.fileno())
-    except (AttributeError, OSError, ValueError):
-        logging.basicConfig(stream=sys.stderr, level=level, format=LOG_FORMAT)
-        return None
-    handler = StderrLog(fd)
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(level)
-    logging.captureWarnings(True)
-    return handler
-
-
-LOG_FORMAT = "boost mcp: %(levelname)s %(message)s"
