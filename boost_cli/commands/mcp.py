@@ -377,7 +377,7 @@ def build_registry(
     def boost_get_skill(args: Dict[str, Any]) -> ToolResult:
         found = lookup.read(args["name"])
         entry = found.entry
-        findings = trust_scan.View({t.name: t for t in registry.list_taps()}).findings(entry)
+        findings = registry.trust_view().findings(entry)
         if args.get("file"):
             text = lookup.read_in_folder(found, args["file"])
             folder = lookup.folder_of(found)

@@ -19,7 +19,7 @@ from boost_cli.core.text import printable
 def cmd_show(args: argparse.Namespace) -> int:
     found = lookup.read(args.name)
     entry, snap = found.entry, found.snapshot
-    findings = trust_scan.View({t.name: t for t in registry.list_taps()}).findings(entry)
+    findings = registry.trust_view().findings(entry)
     if args.json:
         d: Dict[str, Any] = entry.to_dict()
         d.update(

@@ -61,7 +61,7 @@ from boost_cli.core.errors import (
 from boost_cli.core.models import TapSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from boost_cli.core import catalog
+    from boost_cli.core import catalog, trust_scan
 
 log = logging.getLogger("boost.registry")
 
@@ -165,6 +165,13 @@ def require_taps(names: Sequence[str] = ()) -> List[TapInfo]:
                 f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
             )
     return taps
+
+
+def trust_view() -> trust_scan.View:
+    """The trust findings of every tap, each tap's cache read once (`trust_scan.View`)."""
+    from boost_cli.core import trust_scan
+
+    return trust_scan.View({t.name: t for t in list_taps()})
 
 
 def get_tap(name: str) -> TapInfo:

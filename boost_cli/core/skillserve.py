@@ -37,7 +37,7 @@ TRUST_META = "dev.boost/trust"
 
 
 def _trust_view() -> trust_scan.View:
-    return trust_scan.View({t.name: t for t in registry.list_taps()})
+    return registry.trust_view()
 
 
 def _skill_entry(skill: skillmap.Served, view: trust_scan.View) -> Dict[str, Any]:

@@ -12,7 +12,7 @@ from boost_cli.core import lookup, registry, trust, trust_scan
 def findings(found: lookup.Found) -> List[trust.Finding]:
     """Every finding of the item about to be installed (its file and its folder's), worst
     first: from the tap's cached scan, else scanned now."""
-    view = trust_scan.View({t.name: t for t in registry.list_taps()})
+    view = registry.trust_view()
     return list(view.findings(found.entry))
 
 
