@@ -72,9 +72,16 @@ def err(text: str) -> None:
 
 
 def note(text: str) -> None:
-    """A remark on stderr (a degradation, a hint); dropped with ``-q``."""
-    if not quiet():
+    """A remark on stderr (a degradation, a hint); dropped with ``-q``. On a terminal it is
+    wrapped at words (the terminal would cut it mid-word); to a pipe or a file, one line."""
+    if quiet():
+        return
+    columns = width(sys.stderr) if _isatty(sys.stderr) else None
+    if columns is None or len(text) <= columns:
         err(text)
+        return
+    for line in wrap(text, "  ", columns, first=""):
+        err(line)
 
 
 def detail(text: str) -> None:
