@@ -39,6 +39,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 REINDEX = "run 'boost reindex'"
 REINDEX_DENSE = "run 'boost reindex --dense'"
+READ_ONLY_NOTE = (
+    "the vector store {path} is read-only here (its folder is not writable): dense search "
+    "reads it as it is, and tap, update and reindex cannot change it — point BOOST_HOME at a "
+    "writable folder (or make this one writable)"
+)
 
 
 @dataclass(frozen=True)
@@ -466,6 +471,8 @@ def _dense(
         if status.exists:
             notes.append(f"dense retrieval skipped: {status.reason}")
         return None
+    if status.info.get("read_only"):
+        notes.append(READ_ONLY_NOTE.format(path=paths.vectors_path()))
     stored: Mapping[str, str] = status.info.get("taps") or {}
     fresh: Optional[List[str]] = None
     behind: List[str] = []

@@ -116,6 +116,9 @@ class DenseIndex:
                 "entries": entries,
                 "vectors": items,
                 "taps": taps,
+                # How a store that could not be opened for writing was opened instead
+                # ("ro", "immutable"; "" read-write): `store.open_existing`.
+                "read_only": store.read_only,
             }
         finally:
             store.close()
