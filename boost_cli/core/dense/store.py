@@ -638,10 +638,21 @@ def disk_errors(path: Path) -> Iterator[None]:
         if not existed:
             _unlink_store(path)
         raise failure from exc
-    except OSError:
-        if not existed:
+    except OSError as exc:
+        if not existed and exc.errno in _WRITE_ERRNOS:
             _unlink_store(path)
         raise
+
+
+# The OS errors of a write that could not happen (not of a provider or a network).
+_WRITE_ERRNOS = {
+    errno.ENOSPC,
+    errno.EFBIG,
+    errno.EIO,
+    errno.EROFS,
+    errno.EACCES,
+    getattr(errno, "EDQUOT", errno.ENOSPC),
+}
 
 
 def forget_commits(path: Path, names: Sequence[str]) -> List[str]:
