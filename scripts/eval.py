@@ -32,6 +32,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -181,32 +182,35 @@ def evaluate_pipeline(
         search.LIFT_FLOOR = floor
     how = PIPELINES[mode]
     engines = retrieval.Engines()
-    cache = expand.ExpansionCache(Path(tempfile.mkdtemp(prefix="boost-eval-expand-")))
-    per, times, failed, held = [], [], 0, 0
-    for q in queries:
-        if client is not None:
-            client.query_id = q["id"]
-        opts = search.SearchOptions(
-            query=q["query"],
-            limit=10,
-            kind=q.get("kind"),
-            engine=engine,
-            rerank=how["rerank"],
-            expand=how["expand"],
-            keywords=tuple(keywords.get(q["id"], ())) if how["keywords"] else (),
-            rerank_pool=pool or search.RERANK_POOL,
-        )
-        t0 = time.perf_counter()
-        out = search.run(opts, engines=engines, client=client, cache=cache)
-        times.append((time.perf_counter() - t0) * 1000)
-        d = out.diagnostics
-        for stage in ("expansion", "rerank"):
-            if (d.get(stage) or {}).get("status") == "failed":
-                failed += 1
-        held += len((d.get("rerank") or {}).get("not_lifted", ()))
-        ranked = ranked_ids(out.hits)
-        m = score_query(ranked, q["relevant"], groups)
-        per.append({**m, "id": q["id"], "type": q["type"], "top": ranked[:3]})
+    # The expansions cached for this run only, removed when it ends, however it ends
+    # (a mkdtemp left one /tmp/boost-eval-expand-* behind per run).
+    with tempfile.TemporaryDirectory(prefix="boost-eval-expand-") as scratch:
+        cache = expand.ExpansionCache(Path(scratch))
+        per, times, failed, held = [], [], 0, 0
+        for q in queries:
+            if client is not None:
+                client.query_id = q["id"]
+            opts = search.SearchOptions(
+                query=q["query"],
+                limit=10,
+                kind=q.get("kind"),
+                engine=engine,
+                rerank=how["rerank"],
+                expand=how["expand"],
+                keywords=tuple(keywords.get(q["id"], ())) if how["keywords"] else (),
+                rerank_pool=pool or search.RERANK_POOL,
+            )
+            t0 = time.perf_counter()
+            out = search.run(opts, engines=engines, client=client, cache=cache)
+            times.append((time.perf_counter() - t0) * 1000)
+            d = out.diagnostics
+            for stage in ("expansion", "rerank"):
+                if (d.get(stage) or {}).get("status") == "failed":
+                    failed += 1
+            held += len((d.get("rerank") or {}).get("not_lifted", ()))
+            ranked = ranked_ids(out.hits)
+            m = score_query(ranked, q["relevant"], groups)
+            per.append({**m, "id": q["id"], "type": q["type"], "top": ranked[:3]})
     label = mode if not pool else f"{mode}@{pool}"
     if floor is not None:
         label += f"/floor {floor:g}"
@@ -279,6 +283,14 @@ def main() -> int:
         print(f"no queries at {args.queries}; nothing to do", file=sys.stderr)
         return 0
     home = prepare_home(args.home)
+    try:
+        return _run(args, home)
+    finally:
+        if args.home is None:  # the corpus home made for this run only
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, home: Path) -> int:
     os.environ["BOOST_HOME"] = str(home)
     if args.reindex or args.home is None:
         from boost_cli.core import index, registry

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 import sys
+import tempfile
+from pathlib import Path
+from typing import List
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, indexed_example
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import eval as ev  # noqa: E402
@@ -47,3 +50,32 @@ def test_aggregate_per_type() -> None:
     ]
     agg = ev.aggregate(rows)
     assert agg["all"]["ndcg@10"] == 0.5 and agg["task"]["n"] == 1 and agg["gap"]["ndcg@10"] == 0.0
+
+
+def _expand_dirs(where: Path) -> List[Path]:
+    return sorted(where.glob("boost-eval-expand-*"))
+
+
+def test_a_pipeline_run_leaves_no_expansion_cache_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evaluate_pipeline` made one /tmp/boost-eval-expand-* per run and never removed it
+    (469 of them piled up in a day): it is removed when the run ends, and when it fails."""
+    from boost_cli.core import search
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("BOOST_HOME", str(indexed_example(tmp_path)))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    queries = [{"id": "q1", "type": "task", "query": "fill a pdf form", "relevant": {"x/y": 1}}]
+    result = ev.evaluate_pipeline("plain", queries, {}, {})
+    assert result["summary"]["all"]["n"] == 1
+    assert _expand_dirs(scratch) == []
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("search failed")
+
+    monkeypatch.setattr(search, "run", broken)
+    with pytest.raises(RuntimeError):
+        ev.evaluate_pipeline("plain", queries, {}, {})
+    assert _expand_dirs(scratch) == []

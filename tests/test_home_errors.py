@@ -157,8 +157,15 @@ def test_the_mapping_names_the_path_and_the_fix() -> None:
         str(err)
         == "cannot use /h/config.json: No space left on device — free some disk space and retry"
     )
-    odd = from_os_error(OSError(errno.EIO, "Input/output error"))
-    assert str(odd) == "Input/output error — check the path and its permissions, then retry"
+    odd = from_os_error(OSError(errno.ELOOP, "Too many levels of symbolic links"))
+    assert str(odd) == (
+        "Too many levels of symbolic links — check the path and its permissions, then retry"
+    )
+    io = from_os_error(OSError(errno.EIO, "Input/output error"))
+    assert str(io) == (
+        "Input/output error — check the disk (free space, the file-size limit: ulimit -f, "
+        "its health) and retry"
+    )
 
 
 def test_an_os_error_in_an_mcp_tool_is_one_line_with_its_fix() -> None:

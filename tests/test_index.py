@@ -265,8 +265,11 @@ def test_identical_files_become_one_hit_with_also_in(tmp_path: Path) -> None:
     hits = query("extract tables pdf")
     assert len([h for h in hits if "Extract tables" in h.snippet]) == 1
     hit = hits[0]
-    assert hit.entry.id == "a:skills_all/pdf/SKILL.md"  # first by (tap, path)
-    assert hit.also_in == ("b:pdf-helper",)  # a's other copy has the same tap:name
+    # The copy shown is the smaller tap's (the origin rule, `origin`): b holds 2 entries,
+    # a (which holds the file twice, as aggregators do) 3.
+    assert hit.entry.id == "b:agents/pdf-helper.md"
+    assert hit.also_in == ("a:pdf",)  # a's two copies have the same tap:name
+    assert hit.similar == ()
     assert hit.snippet == "Extract tables from pdf files."
     reader = index.open_index()
     assert reader is not None

@@ -277,9 +277,17 @@ def test_dense_engine_passes_the_query_down() -> None:
     assert engine.name == "dense"
     got = engine.query("q", keywords=["w1", "w2"])
     assert got == retrieval.Retrieved(dense_hits()) and got.notes == ()
-    assert backend.calls == [{"text": "q w1 w2", "k": 60, "kind": None, "taps": None}]
+    want = {"text": "q w1 w2", "k": 60, "kind": None, "taps": None, "rank": None}
+    assert backend.calls == [want]
+    engine = retrieval.DenseRetriever(backend, rank={"t": 0})  # type: ignore[arg-type]
     engine.query("q", k=2, kind="rule", taps=["t"])
-    assert backend.calls[-1] == {"text": "q", "k": 2, "kind": "rule", "taps": ["t"]}
+    assert backend.calls[-1] == {
+        "text": "q",
+        "k": 2,
+        "kind": "rule",
+        "taps": ["t"],
+        "rank": {"t": 0},
+    }
 
 
 def test_bm25_engine_passes_k_and_filters_down() -> None:

@@ -45,6 +45,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         f"dense: {'ready' if d['ready'] else 'off'} — store backend {d['backend']}"
         + (f"; {printable(d['reason'])}" if d.get("reason") else "")
         + (f"; out of date for {len(d['stale_taps'])} taps" if d.get("stale_taps") else "")
+        + ("; read-only (see the fixes below)" if d["info"].get("read_only") else "")
     )
     if d.get("backend_note"):
         line(f"  {printable(d['backend_note'])}")

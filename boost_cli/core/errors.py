@@ -94,6 +94,7 @@ _OS_FIXES = {
     errno.ENOSPC: "free some disk space and retry",
     getattr(errno, "EDQUOT", -1): "free some space within your disk quota and retry",
     errno.EFBIG: "free some disk space (or raise the file-size limit) and retry",
+    errno.EIO: "check the disk (free space, the file-size limit: ulimit -f, its health) and retry",
     errno.EROFS: "point BOOST_HOME at a writable folder",
     errno.EACCES: "make it writable for you, or point BOOST_HOME at a folder you own",
     errno.EPERM: "make it writable for you, or point BOOST_HOME at a folder you own",

@@ -29,7 +29,7 @@ from typing import (
     Tuple,
 )
 
-from boost_cli.core import config, fusion, index, lexical, paths
+from boost_cli.core import config, fusion, index, lexical, origin, paths
 from boost_cli.core.errors import BoostError, IndexUnavailable, ProviderError, UsageError
 from boost_cli.core.models import ENGINES, Entry, Hit, TapSnapshot, content_hash
 from boost_cli.core.tokenize import query_weights
@@ -39,6 +39,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 REINDEX = "run 'boost reindex'"
 REINDEX_DENSE = "run 'boost reindex --dense'"
+READ_ONLY_NOTE = (
+    "the vector store {path} is read-only here (its folder is not writable): dense search "
+    "reads it as it is, and tap, update and reindex cannot change it — point BOOST_HOME at a "
+    "writable folder (or make this one writable)"
+)
 
 
 @dataclass(frozen=True)
@@ -146,8 +151,30 @@ class LexicalRetriever:
             ]
             distinct = fusion.collapse(hashed, lambda h: h.content_hash)
             if len(distinct) >= k or len(hits) < wanted:
-                return Retrieved(distinct[:k])
+                return Retrieved(self._origin_first(distinct[:k], entries, kind))
             wanted *= 2
+
+    def _origin_first(
+        self, hits: List[Hit], entries: Sequence[Entry], kind: Optional[str]
+    ) -> List[Hit]:
+        """``hits`` each showing, of its byte-identical copies, the one from the tap first
+        in the origin order (`origin`, by the taps' entry counts: no index to store it)."""
+        rank = origin.ranks({s.name: len(s.entries) for s in self.snapshots})
+        by_name = {e.qualified_name: e for e in entries}
+        out = []
+        for h in hits:
+            copies = [h.entry] + [
+                by_name[n]
+                for n in h.also_in
+                if n not in h.similar and n in by_name and kind in (None, by_name[n].kind)
+            ]
+            shown = copies[origin.best(copies, lambda e: e.tap, rank)]
+            if shown is not h.entry:
+                names = (h.entry.qualified_name, *h.also_in)
+                also = tuple(n for n in names if n != shown.qualified_name)
+                h = replace(h, entry=shown, also_in=also)
+            out.append(h)
+        return out
 
 
 class BM25Retriever:
@@ -182,7 +209,8 @@ class DenseRetriever:
 
     ``fresh`` — when given, the taps whose vectors are of the commit now tapped: the only
     ones searched (a tap gone or embedded at another commit never answers); ``stale`` —
-    tapped taps the store lacks at their commit. With ``strict``, a query whose scope holds
+    tapped taps the store lacks at their commit; ``rank`` — the index's origin order
+    (`origin`: which copy of a file is shown). With ``strict``, a query whose scope holds
     a stale tap raises `DenseStale` instead (the hybrid then ranks with BM25 alone rather
     than fuse a ranking that cannot see those taps)."""
 
@@ -194,11 +222,13 @@ class DenseRetriever:
         fresh: Optional[Sequence[str]] = None,
         stale: Sequence[str] = (),
         strict: bool = False,
+        rank: Optional[Mapping[str, int]] = None,
     ) -> None:
         self.index = index
         self.fresh = None if fresh is None else frozenset(fresh)
         self.stale = tuple(sorted(stale))
         self.strict = strict
+        self.rank = rank
 
     def query(
         self,
@@ -220,7 +250,7 @@ class DenseRetriever:
             )
             if not scope:
                 return Retrieved([])
-        return Retrieved(self.index.query(text, k=k, kind=kind, taps=scope))
+        return Retrieved(self.index.query(text, k=k, kind=kind, taps=scope, rank=self.rank))
 
 
 class HybridRetriever:
@@ -441,6 +471,8 @@ def _dense(
         if status.exists:
             notes.append(f"dense retrieval skipped: {status.reason}")
         return None
+    if status.info.get("read_only"):
+        notes.append(READ_ONLY_NOTE.format(path=paths.vectors_path()))
     stored: Mapping[str, str] = status.info.get("taps") or {}
     fresh: Optional[List[str]] = None
     behind: List[str] = []
@@ -453,13 +485,14 @@ def _dense(
             fresh = None  # every stored tap answers: no filter to pay for
     if behind and engine == "dense":
         notes.append(stale_note("the vector store", behind, REINDEX_DENSE))
+    rank = bm25.reader.origin if bm25 is not None else None
     if engine == "dense":
-        dense_r = DenseRetriever(index, fresh, behind)
+        dense_r = DenseRetriever(index, fresh, behind, rank=rank)
         return RetrieverChoice(dense_r, notes, {"dense": status.info})
     if bm25 is None:
         if engine == "hybrid":
             raise IndexUnavailable("hybrid search needs the BM25 index too", REINDEX)
         return None
-    dense_r = DenseRetriever(index, fresh, behind, strict=True)
+    dense_r = DenseRetriever(index, fresh, behind, strict=True, rank=rank)
     hybrid = HybridRetriever(bm25, dense_r, groups=bm25.reader.group_keys)
     return RetrieverChoice(hybrid, notes, {"dense": status.info})

@@ -108,6 +108,8 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         if stale:
             fixes.append("index out of date: run 'boost reindex'")
     report["dense"] = _dense(engines)
+    if report["dense"]["info"].get("read_only"):
+        fixes.append(retrieval.READ_ONLY_NOTE.format(path=paths.vectors_path()))
     held = report["dense"]["info"].get("taps")
     if report["dense"]["ready"] and held is not None:
         dense_stale = retrieval.stale_taps({t.name: t.commit for t in taps}, held)

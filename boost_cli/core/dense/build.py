@@ -13,6 +13,7 @@ from boost_cli.core import paths
 from boost_cli.core.dense.errors import DenseUnavailable
 from boost_cli.core.dense.store import (
     Store,
+    disk_errors,
     identity,
     mismatch,
     open_existing,
@@ -110,8 +111,37 @@ def build_dense(
     """
     if unit not in UNITS:
         raise UsageError(f"unknown dense unit {unit!r}", f"use one of: {', '.join(UNITS)}")
+    store_path = path or paths.vectors_path()
+    with disk_errors(store_path):  # a full disk: one line and the fix, the store as it was
+        return _build(
+            snapshots,
+            config,
+            unit,
+            force,
+            progress,
+            store_path,
+            backend,
+            timeout,
+            max_retries,
+            only,
+        )
+
+
+def _build(
+    snapshots: Sequence[TapSnapshot],
+    config: EmbedConfig,
+    unit: str,
+    force: bool,
+    progress: Optional[BuildProgress],
+    store_path: Path,
+    backend: str,
+    timeout: Optional[float],
+    max_retries: int,
+    only: Optional[Sequence[str]],
+) -> DenseBuildReport:
+    """`build_dense`'s work, on the store at ``store_path``."""
     t0 = time.perf_counter()
-    store = open_for_build(path or paths.vectors_path(), backend)
+    store = open_for_build(store_path, backend)
     try:
         meta = store.meta()
         reset: Optional[str] = "forced" if force else None

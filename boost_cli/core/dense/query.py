@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core import config as config_file
-from boost_cli.core import paths
+from boost_cli.core import origin, paths
 from boost_cli.core.dense.errors import (
     REEMBED_FIX,
     REINDEX_FIX,
@@ -116,6 +116,9 @@ class DenseIndex:
                 "entries": entries,
                 "vectors": items,
                 "taps": taps,
+                # How a store that could not be opened for writing was opened instead
+                # ("ro", "immutable"; "" read-write): `store.open_existing`.
+                "read_only": store.read_only,
             }
         finally:
             store.close()
@@ -140,20 +143,23 @@ class DenseIndex:
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
+        *,
+        rank: Optional[Mapping[str, int]] = None,
     ) -> List[Hit]:
         """The ``k`` entries nearest to ``text``, of ``kind`` and in ``taps`` (None or
         empty: every tap) when given; raises `DenseUnavailable` (with the reason) when
         the store is missing, was embedded with another model, or the provider fails.
 
         The tap filter applies before ranking: copies of a file in other taps are not
-        seen, so ``also_in`` names copies within ``taps`` only."""
+        seen, so ``also_in`` names copies within ``taps`` only. ``rank`` (tap → origin rank,
+        `origin`) picks which of a file's copies is shown; None: the nearest."""
         if not text.strip() or k <= 0:
             return []
         store = self._open()
         try:
             meta = store.meta()
             vector = self._embed_query(meta, text)
-            return _nearest(store, meta, vector, k, kind, tuple(taps or ()))
+            return _nearest(store, meta, vector, k, kind, tuple(taps or ()), rank)
         finally:
             store.close()
 
@@ -193,6 +199,8 @@ class DenseIndex:
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
+        *,
+        rank: Optional[Mapping[str, int]] = None,
     ) -> List[Hit]:
         """Like `query` for a query vector embedded already (by the store's embedder;
         evaluation scripts cache them): the ``k`` nearest distinct files."""
@@ -202,7 +210,7 @@ class DenseIndex:
         try:
             meta = store.meta()
             check_dimensions(len(vector), meta.get("dimensions"))
-            return _nearest(store, meta, vector, k, kind, tuple(taps or ()))
+            return _nearest(store, meta, vector, k, kind, tuple(taps or ()), rank)
         finally:
             store.close()
 
@@ -214,19 +222,25 @@ def _nearest(
     k: int,
     kind: Optional[str],
     taps: Sequence[str],
+    rank: Optional[Mapping[str, int]] = None,
 ) -> List[Hit]:
     # Copies of one file and, with the chunk unit, an entry's many chunks can crowd the
     # first k vectors: widen until k distinct files are found or every vector was seen.
     wanted = k * (CHUNKS_PER_HIT if meta.get("unit") == "chunk" else COPIES_PER_HIT)
     while True:
         nearest = store.knn(vector, wanted, kind, taps)
-        hits = _hits(store.conn, nearest, k)
+        hits = _hits(store.conn, nearest, k, rank)
         if len(hits) >= k or len(nearest) < wanted or wanted >= MAX_KNN:
             return hits
         wanted = min(wanted * 4, MAX_KNN)
 
 
-def _hits(conn: sqlite3.Connection, nearest: Sequence[Tuple[int, float]], k: int) -> List[Hit]:
+def _hits(
+    conn: sqlite3.Connection,
+    nearest: Sequence[Tuple[int, float]],
+    k: int,
+    rank: Optional[Mapping[str, int]] = None,
+) -> List[Hit]:
     """Item matches → one hit per distinct file, as BM25 gives: a file scores its best
     item; copies of it (same bytes, another entry) seen among ``nearest`` go to
     ``also_in``; ranks are 1-based."""
@@ -251,7 +265,7 @@ def _hits(conn: sqlite3.Connection, nearest: Sequence[Tuple[int, float]], k: int
         ):
             entries[eid] = (Entry.from_dict(json.loads(js)), sha)
     best: Dict[str, Tuple[Entry, float, str, Optional[str]]] = {}
-    copies: Dict[str, List[str]] = {}
+    copies: Dict[str, List[Entry]] = {}
     seen: set = set()
     for item_id, score in nearest:
         row = items.get(item_id)
@@ -261,13 +275,19 @@ def _hits(conn: sqlite3.Connection, nearest: Sequence[Tuple[int, float]], k: int
         entry, sha = entries[row[0]]
         key = sha or entry.id
         if key in best:
-            copies[key].append(entry.qualified_name)
+            copies[key].append(entry)
         elif len(best) < k:
             best[key] = (entry, score, row[1], sha)
-            copies[key] = []
+            copies[key] = [entry]
     hits: List[Hit] = []
     for key, (entry, score, snippet, sha) in best.items():
-        also = tuple(n for n in dict.fromkeys(copies[key]) if n != entry.qualified_name)
+        # Byte-identical copies: the one shown is from the tap first in the origin order.
+        entry = copies[key][origin.best(copies[key], lambda e: e.tap, rank)]
+        also = tuple(
+            n
+            for n in dict.fromkeys(e.qualified_name for e in copies[key])
+            if n != entry.qualified_name
+        )
         hits.append(
             Hit(
                 entry=entry,

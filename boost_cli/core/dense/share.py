@@ -32,6 +32,7 @@ from boost_cli.core.dense.errors import DenseUnavailable
 from boost_cli.core.dense.store import (
     IDENTITY,
     Store,
+    disk_errors,
     mismatch,
     open_existing,
     open_for_build,
@@ -253,19 +254,22 @@ def import_vectors(
         total += 1
         if digest in wanted:
             found[digest] = blob
-    store = open_for_build(store_path, "auto")
-    try:
-        cache = EmbeddingCache(store.conn)
-        items = [(h, unpack(found[h])) for h in sorted(found)]
-        cached = cache.store_new(items, config, served)
-        covered = len(cache.lookup(sorted(wanted), config))
-    finally:
-        store.close()
-    build = None
-    if covered == len(wanted):
-        build = build_dense(
-            [snapshot], config=config, unit=unit, path=store_path, only=[snapshot.name]
-        )
+    # A full disk or a read-only store: the OSError behind it (one line and the fix), the
+    # store as it was (a store this import made is removed).
+    with disk_errors(store_path):
+        store = open_for_build(store_path, "auto")
+        try:
+            cache = EmbeddingCache(store.conn)
+            items = [(h, unpack(found[h])) for h in sorted(found)]
+            cached = cache.store_new(items, config, served)
+            covered = len(cache.lookup(sorted(wanted), config))
+        finally:
+            store.close()
+        build = None
+        if covered == len(wanted):
+            build = build_dense(
+                [snapshot], config=config, unit=unit, path=store_path, only=[snapshot.name]
+            )
     return ImportReport(
         tap=snapshot.name,
         commit=snapshot.commit,

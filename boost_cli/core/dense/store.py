@@ -27,11 +27,13 @@ at import.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core.dense.errors import REINDEX_FIX, DenseUnavailable
 from boost_cli.core.dense.flat import FlatCache, FlatIndex, ranked, scan_knn
@@ -94,13 +96,26 @@ class Store:
     """The SQLite file, its schema, and the vec0 index when sqlite-vec loads."""
 
     def __init__(
-        self, path: Path, backend: str = "auto", flat_cache: Optional[FlatCache] = None
+        self,
+        path: Path,
+        backend: str = "auto",
+        flat_cache: Optional[FlatCache] = None,
+        read_only: str = "",
     ) -> None:
         if backend not in BACKENDS:
             raise UsageError(f"unknown dense backend {backend!r}", f"use one of: {BACKENDS}")
         self.path = path
         self.flat_cache = flat_cache if flat_cache is not None else FlatCache()
-        self.conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        # ``read_only``: "" (read-write), "ro" (SQLite's read-only mode) or "immutable"
+        # (no locks and no write-ahead log either: for a store on a read-only file system,
+        # which nobody can change meanwhile).
+        self.read_only = read_only
+        if read_only:
+            flag = "immutable=1" if read_only == "immutable" else "mode=ro"
+            uri = f"{path.resolve().as_uri()}?{flag}"
+            self.conn = sqlite3.connect(uri, timeout=30, isolation_level=None, uri=True)
+        else:
+            self.conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
         # WAL (set once, in create_schema): queries read while a build writes, and with
         # synchronous=NORMAL a crash may lose the last commits but never corrupts the file.
         try:
@@ -472,22 +487,46 @@ def mismatch(
 def open_existing(
     path: Path, backend: str = "auto", flat_cache: Optional[FlatCache] = None
 ) -> Store:
-    """The store at ``path`` for reading, or DenseUnavailable saying how to make one."""
+    """The store at ``path`` for reading, or DenseUnavailable saying how to make one.
+
+    A store SQLite cannot open for writing (a read-only BOOST_HOME or cache folder: its
+    write-ahead log cannot be made) is opened read-only instead, and says so in
+    `Store.read_only`; one that cannot be opened even so is unavailable, with the fix
+    (a writable folder, not a rebuild that could not write either)."""
     if not path.exists():
         raise DenseUnavailable("no dense index yet", REINDEX_FIX)
     try:
-        store = Store(path, backend, flat_cache)
+        return _open_checked(path, backend, flat_cache, "")
     except sqlite3.DatabaseError as exc:
+        failure = disk_failure(exc, path)
+        if failure is None or failure.errno not in (errno.EROFS, errno.EACCES):
+            raise DenseUnavailable(
+                f"the vector store {path} is unreadable ({exc})", REINDEX_FIX
+            ) from exc
+        for mode in ("ro", "immutable"):
+            try:
+                return _open_checked(path, backend, flat_cache, mode)
+            except sqlite3.DatabaseError:
+                continue
         raise DenseUnavailable(
-            f"the vector store {path} is unreadable ({exc})", REINDEX_FIX
+            f"the vector store {path} cannot be opened: {failure.strerror}", READ_ONLY_FIX
         ) from exc
+
+
+READ_ONLY_FIX = "point BOOST_HOME at a writable folder (or make this one writable for you)"
+
+
+def _open_checked(
+    path: Path, backend: str, flat_cache: Optional[FlatCache], read_only: str
+) -> Store:
+    """`open_existing`'s open, in ``read_only`` mode: SQLite's errors pass through; a
+    store of another format is DenseUnavailable."""
+    store = Store(path, backend, flat_cache, read_only)
     try:
         meta = store.meta()
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.DatabaseError:
         store.close()
-        raise DenseUnavailable(
-            f"the vector store {path} is unreadable ({exc})", REINDEX_FIX
-        ) from exc
+        raise
     if meta.get("format_version") != str(FORMAT_VERSION):
         store.close()
         raise DenseUnavailable(
@@ -500,10 +539,14 @@ def open_existing(
 
 def open_for_build(path: Path, backend: str) -> Store:
     """The store at ``path``, created when missing and recreated when unreadable or of
-    another format (it is a cache: everything in it can be rebuilt)."""
+    another format (it is a cache: everything in it can be rebuilt). A store SQLite
+    cannot *write* (a full disk, a locked or read-only file: `sqlite3.OperationalError`)
+    is not unreadable: it is kept and the error raised (`disk_errors` names the cause)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         store = Store(path, backend)
+    except sqlite3.OperationalError:
+        raise
     except sqlite3.DatabaseError:
         _unlink_store(path)
         store = Store(path, backend)
@@ -512,12 +555,104 @@ def open_for_build(path: Path, backend: str) -> Store:
         if version is not None and version != str(FORMAT_VERSION):
             raise sqlite3.DatabaseError(f"format {version}")
         store.create_schema()
+    except sqlite3.OperationalError:
+        store.close()
+        raise
     except sqlite3.DatabaseError:
         store.close()
         _unlink_store(path)
         store = Store(path, backend)
         store.create_schema()
     return store
+
+
+# What SQLite says when a write failed below it (SQLITE_FULL, SQLITE_IOERR_*): it keeps
+# no errno, so `disk_failure` looks at the disk and the file-size limit for the cause.
+_DISK_MESSAGES = ("database or disk is full", "disk i/o error")
+_READ_ONLY_MESSAGES = ("readonly database", "unable to open database file")
+LOW_FREE_BYTES = 4 << 20  # free space under this after a failed write: the disk is full
+
+
+def disk_failure(exc: BaseException, path: Path) -> Optional[OSError]:
+    """The OSError behind SQLite's report ``exc`` of a failed write to the store at
+    ``path``, or None when ``exc`` is not one: EROFS or EACCES for a store that cannot be
+    opened or written (a read-only file system, a folder not writable); ENOSPC when the
+    disk it lies on is (nearly) full, EFBIG when a file-size limit (``ulimit -f``) is set,
+    else ENOSPC for "disk is full" and EIO for an I/O error."""
+    text = str(exc).lower()
+    if not isinstance(exc, sqlite3.OperationalError):
+        return None
+    if any(m in text for m in _READ_ONLY_MESSAGES):
+        code = errno.EROFS if _read_only_fs(path.parent) else errno.EACCES
+        return OSError(code, os.strerror(code), str(path))
+    if not any(m in text for m in _DISK_MESSAGES):
+        return None
+    code = errno.EIO
+    if _free_bytes(path.parent) < LOW_FREE_BYTES:
+        code = errno.ENOSPC
+    elif _size_limited():
+        code = errno.EFBIG
+    elif "full" in text:
+        code = errno.ENOSPC
+    return OSError(code, os.strerror(code), str(path))
+
+
+def _free_bytes(folder: Path) -> int:
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):  # no statvfs (Windows): say nothing about space
+        return LOW_FREE_BYTES
+    return st.f_bavail * st.f_frsize
+
+
+def _read_only_fs(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def _size_limited() -> bool:
+    try:
+        import resource  # Unix only
+    except ImportError:  # pragma: no cover - Windows
+        return False
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return soft != resource.RLIM_INFINITY
+
+
+@contextmanager
+def disk_errors(path: Path) -> Iterator[None]:
+    """Writes to the store at ``path`` whose failure below SQLite (a full disk, a file-size
+    limit) comes out as the OSError behind it (`disk_failure`), which the CLI shows as one
+    line with the fix. A store missing before the block and left by a failed one is
+    removed, so a half-made store is never mistaken for one; an existing store keeps its
+    last committed state (SQLite rolls the failed transaction back)."""
+    existed = path.exists()
+    try:
+        yield
+    except sqlite3.Error as exc:
+        failure = disk_failure(exc, path)
+        if failure is None:
+            raise
+        if not existed:
+            _unlink_store(path)
+        raise failure from exc
+    except OSError as exc:
+        if not existed and exc.errno in _WRITE_ERRNOS:
+            _unlink_store(path)
+        raise
+
+
+# The OS errors of a write that could not happen (not of a provider or a network).
+_WRITE_ERRNOS = {
+    errno.ENOSPC,
+    errno.EFBIG,
+    errno.EIO,
+    errno.EROFS,
+    errno.EACCES,
+    getattr(errno, "EDQUOT", errno.ENOSPC),
+}
 
 
 def forget_commits(path: Path, names: Sequence[str]) -> List[str]:

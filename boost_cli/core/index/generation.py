@@ -14,7 +14,7 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from boost_cli.core import bm25
+from boost_cli.core import bm25, origin
 from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.index.cache import BOUNDS_BUDGET, TERMS_BUDGET, Lru
 from boost_cli.core.index.container import Container
@@ -92,6 +92,13 @@ class Generation:
             self.tap_names = [str(t["tap"]) for t in taps]
             self.roots = [str(resolve_root(str(t["root"]))) for t in taps]
             seg_files = [str(t["file"]) for t in taps]
+            ranks = meta.get("origin")
+            if not isinstance(ranks, dict):  # an index built before the origin rule
+                ranks = origin.ranks(
+                    {str(t["tap"]): int(t.get("entries", t["contents"])) for t in taps}
+                )
+            # tap → origin rank (`origin`): which copy of a folded item a hit shows.
+            self.origin: Dict[str, int] = {str(t): int(r) for t, r in ranks.items()}
         except (KeyError, TypeError, ValueError) as exc:
             raise damaged(f"{m.path.name} has a bad table of contents") from exc
         self._root = root

@@ -1,6 +1,6 @@
-"""A ranked group as a `Hit`: the shown content's representative entry (its first copy
-that passes the filters), the other copies and near-duplicates (``also_in``), and its best
-chunk read back from the tap's file as snippet.
+"""A ranked group as a `Hit`: the copy shown (of those that pass the filters, the one
+from the tap first in the origin order: `origin`), the other copies and near-duplicates
+(``also_in``), and its best chunk read back from the tap's file as snippet.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import os
 import zlib
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from boost_cli.core import origin
 from boost_cli.core.index.container import pread
 from boost_cli.core.index.generation import Generation
 from boost_cli.core.index.layout import NO_SPAN, damaged
@@ -26,29 +27,33 @@ def hit(
     snippets: bool,
     level: str = "none",
 ) -> Hit:
-    """Content ``gcid`` as a hit: representative entry, copies and the other members of its
-    group at collapse ``level`` in ``also_in``, and its best chunk (-1: none) as snippet."""
+    """Content ``gcid`` as a hit: the copy shown, the other copies and the other members
+    of its group at collapse ``level`` in ``also_in``, and its best chunk (-1: none) as
+    snippet.
+
+    The copy shown is, of those that pass the ``kind`` and tap filters, the one whose tap
+    is first in the origin order (`origin`, stored by the build): the item's origin rather
+    than an aggregator's copy of it, whether that copy is byte-identical or a near-duplicate
+    in the group. The score stays the group's."""
     own, record = _entries(gen, gcid)
     if not own:
         raise damaged(f"content {gcid} has no entries")
-    others: List[Tuple[int, Entry]] = []
+    candidates: List[Tuple[int, int, Entry]] = [(gcid, s, e) for s, e in own]
     group = gen.groups(level)
     if group is not None:
         for member in gen.members(level, group[gcid]):
             if member != gcid:
-                others += _entries(gen, member)[0]
+                candidates += [(member, s, e) for s, e in _entries(gen, member)[0]]
 
-    def fits(item: Tuple[int, Entry]) -> bool:
-        s, e = item
+    def fits(item: Tuple[int, int, Entry]) -> bool:
+        _, s, e = item
         return (kind is None or e.kind == kind) and (wanted is None or s in wanted)
 
-    rep_seg, rep = next((item for item in own if fits(item)), own[0])
-    also = tuple(
-        dict.fromkeys(
-            e.qualified_name for _, e in own + others if e.qualified_name != rep.qualified_name
-        )
-    )
-    same = {e.qualified_name for _, e in own}
+    fitting = [c for c in candidates if fits(c)] or candidates[:1]
+    shown, rep_seg, rep = fitting[origin.best(fitting, lambda c: c[2].tap, gen.origin)]
+    names = dict.fromkeys(e.qualified_name for _, _, e in candidates)
+    also = tuple(n for n in names if n != rep.qualified_name)
+    same = {e.qualified_name for c, _, e in candidates if c == shown}
     similar = tuple(n for n in also if n not in same)
     s, j = gen.seg_of(gcid)
     snippet = rep.description if snippets else ""  # the description: no chunk to show
@@ -58,13 +63,19 @@ def hit(
             size, file_crc = int(record["size"]), int(record["crc32"])
         except (KeyError, TypeError, ValueError) as exc:
             raise damaged(f"{gen.segment(s).c.path.name}: bad content record") from exc
-        path = os.path.join(gen.roots[rep_seg], rep.path)
-        snippet = read_snippet(path, size, file_crc, (start, end), (bs, be, crc), rep.description)
+        own_seg, own_entry = own[0] if shown != gcid else (rep_seg, rep)
+        path = os.path.join(gen.roots[own_seg], own_entry.path)
+        chunk = read_snippet(path, size, file_crc, (start, end), (bs, be, crc), "")
+        if shown != gcid:  # a near-duplicate shown: the chunk only if its file has it too
+            shown_path = os.path.join(gen.roots[rep_seg], rep.path)
+            chunk = chunk if chunk.strip() and _holds(shown_path, chunk.strip()) else ""
+        snippet = chunk or rep.description
+    s, j = gen.seg_of(shown)
     sha = gen.segment(s).content_hash(j)
     if group is None:
         key = None
     else:  # a group is named by its first file: mostly the file itself
-        key = sha if group[gcid] == gcid else gen.group_key(level, gcid)
+        key = sha if group[shown] == shown else gen.group_key(level, shown)
     return Hit(
         entry=rep,
         score=score,
@@ -75,6 +86,16 @@ def hit(
         content_hash=sha,
         group=key,
     )
+
+
+def _holds(path: str, text: str) -> bool:
+    """Whether the file at ``path`` (its first `MAX_FILE_BYTES`) contains ``text``."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES)
+    except OSError:
+        return False
+    return text in data.decode("utf-8", errors="replace")
 
 
 def _entries(gen: Generation, gcid: int) -> Tuple[List[Tuple[int, Entry]], Dict[str, Any]]:

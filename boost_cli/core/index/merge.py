@@ -10,6 +10,7 @@ from array import array
 from itertools import compress
 from typing import Any, Dict, Iterable, List, NamedTuple, Sequence, Tuple
 
+from boost_cli.core import origin
 from boost_cli.core.binio import to_le
 from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.index import neardup
@@ -102,6 +103,7 @@ def merge(segments: Sequence[Segment]) -> Tuple[Sections, Dict[str, Any]]:
                 "chunks": len(cc),
                 "contents": n_contents,
                 "dead_chunks": len(cc) - seg_live,
+                "entries": seg.counts.get("entries", 0),
             }
         )
     content_first.append(len(chunk_content))
@@ -121,6 +123,9 @@ def merge(segments: Sequence[Segment]) -> Tuple[Sections, Dict[str, Any]]:
         "contents": len(owner),
         "entries": entries,
         "copies": {str(k): v for k, v in sorted(copies.items())},
+        # The order in which a folded item's copies are shown (`origin`): computed here,
+        # once per build, so a query only looks it up.
+        "origin": origin.ranks({t["tap"]: int(t["entries"]) for t in taps_meta}),
         "field": {
             "contents": len(owner),
             "avgdl": field_total / len(owner) if owner else 0.0,

@@ -180,6 +180,13 @@ class IndexReader:
             for rank, (score, gcid, best) in enumerate(ranked, start=1)
         ]
 
+    @property
+    def origin(self) -> Dict[str, int]:
+        """tap → origin rank (0 first) stored by the build (`origin`): which copy of a
+        folded item is shown; empty without an index."""
+        gen = self._current()
+        return dict(gen.origin) if gen is not None else {}
+
     def group_keys(self, hashes: Iterable[str]) -> Dict[str, str]:
         """The near-duplicate group (`Hit.group`, at the indexed collapse level) of each
         file SHA-256 (hex) the index knows; other hashes are left out. Lets another engine's hits join the index's
