@@ -3,6 +3,11 @@
 
     python scripts/hybrid_eval.py --home DIR [--work DIR] [--only NAME ...] [--per-query] [--signals]
     python scripts/hybrid_eval.py --home DIR --show QUERY [--show QUERY ...] [--only NAME ...]
+    python scripts/hybrid_eval.py --home DIR --latency ROUNDS
+
+``--latency`` times the real hybrid engine in one warm process (k = 10, as `boost search`
+asks), the dev queries in turn with and without the feedback search, interleaved query by
+query, and prints the median and p90 of each (with the load average).
 
 HOME is a BOOST_HOME with the corpus tapped, the BM25 index and a local (entry unit)
 vector store built by the configured embedder. Every variant is replayed with the real
@@ -175,6 +180,35 @@ def header() -> str:
     return f"{'variant':34} | a: {t[3:]} | b: {t[3:]} | both: {t[6:]}"
 
 
+def latency(queries: Sequence[Dict[str, Any]], rounds: int) -> int:
+    import statistics
+
+    from boost_cli.core import fusion, retrieval
+
+    engines = retrieval.Engines()
+    hybrid = retrieval.get_retriever("hybrid", engines=engines).retriever
+    for q in queries[:5]:  # warm-up: the model, the flat index, the BM25 reader
+        hybrid.query(q["query"], k=10)
+    times: Dict[float, List[float]] = {0.0: [], fusion.FEEDBACK: []}
+    load = [os.getloadavg()[0]]
+    for _ in range(rounds):
+        for q in queries:
+            for feedback in times:
+                hybrid.feedback = feedback  # type: ignore[attr-defined]
+                t0 = time.perf_counter()
+                hybrid.query(q["query"], k=10, kind=q.get("kind"))
+                times[feedback].append((time.perf_counter() - t0) * 1000)
+    load.append(os.getloadavg()[0])
+    for feedback, ms in times.items():
+        ms.sort()
+        p90 = ms[int(0.9 * (len(ms) - 1))]
+        print(
+            f"feedback {feedback}: median {statistics.median(ms):.1f} ms, p90 {p90:.1f} ms "
+            f"({len(ms)} searches, load {load[0]:.1f} -> {load[1]:.1f})"
+        )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=Path, required=True)
@@ -188,8 +222,11 @@ def main() -> int:
     ap.add_argument(
         "--show", action="append", default=[], help="a query: print each variant's top 3"
     )
+    ap.add_argument("--latency", type=int, metavar="ROUNDS", help="time feedback on and off")
     args = ap.parse_args()
     os.environ["BOOST_HOME"] = str(args.home)
+    if args.latency:
+        return latency(load_queries(args.queries), args.latency)
     import hybrid_variants as variants  # type: ignore[import-not-found]
     import numpy as np
 
