@@ -255,6 +255,7 @@ def main() -> int:
         vectors=vectors,
         lex=lex,
         groups=reader.group_keys,
+        bm25=bm25,
     )
     results = {}
     if not shown:

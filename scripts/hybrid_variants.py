@@ -28,6 +28,7 @@ class Context:
     vectors: Any
     lex: Mapping[str, List[Hit]]
     groups: Callable[[Sequence[str]], Mapping[str, str]]
+    bm25: Any = None
     memo: Dict[str, Any] = field(default_factory=dict)
 
     def qvec(self, text: str) -> Any:
@@ -217,6 +218,36 @@ def v_prf(beta: float, m: int = 3, which: str = "entry", **kw: Any) -> Callable[
     return run
 
 
+def v_prf_words(what: str) -> Callable[[Context], Any]:
+    """The feedback (top file, beta 0.5) for the dense half, and the top file's name (or
+    name and description) as keywords of a second BM25 query."""
+
+    def run(ctx: Context) -> Dict[str, List[Hit]]:
+        np = ctx.np
+
+        def one(q: Dict[str, Any]) -> List[Hit]:
+            v = ctx.qvec(q["query"])
+            first = fuse(ctx, q, ctx.corpus.matrix @ v)
+            top = first[0]
+            words = [top.entry.name.replace("-", " ")]
+            if what == "desc":
+                words.append(top.entry.description[:200])
+            lex2 = ctx.bm25.query(q["query"], k=K, kind=q.get("kind"), keywords=words).hits
+            row = ctx.corpus.row_of.get(top.entry.id)
+            v2 = v if row is None else v + 0.5 * ctx.corpus.matrix[row]
+            v2 = v2 / np.linalg.norm(v2)
+            saved = ctx.lex[q["id"]]
+            ctx.lex[q["id"]] = lex2  # type: ignore[index]
+            try:
+                return fuse(ctx, q, ctx.corpus.matrix @ v2)
+            finally:
+                ctx.lex[q["id"]] = saved  # type: ignore[index]
+
+        return each(ctx, one)
+
+    return run
+
+
 def _flat(f: float) -> Callable[[Context, Dict[str, Any]], float]:
     """The dense weight f * (BM25's 10th score / its best): more when BM25 is unsure."""
 
@@ -253,6 +284,8 @@ VARIANTS: Dict[str, Callable[[Context], Any]] = {
     "hybrid body-mean exact 0.5": v_hybrid("body-mean", exact=True, wd=0.5),
     **{f"prf b={b} m={m}": v_prf(b, m) for m in (1, 2, 3, 5, 10) for b in (0.25, 0.5, 1.0, 2.0)},
     "prf b=1 m=3 exact": v_prf(1.0, 3, exact=True),
+    "prf1 + bm25 with the top name": v_prf_words("name"),
+    "prf1 + bm25 with the top name+desc": v_prf_words("desc"),
     **{f"prf1 wd={w}": v_prf(0.5, 1, wd=w) for w in (0.3, 0.35, 0.45, 0.5)},
     **{f"prf1 wd={f}*flat": v_prf(0.5, 1, wd=_flat(f)) for f in (0.4, 0.5, 0.6)},
     "prf b=0.5 m=3 body-mean": v_prf(0.5, 3, "body-mean"),
