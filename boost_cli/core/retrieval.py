@@ -230,15 +230,8 @@ class DenseRetriever:
         self.strict = strict
         self.rank = rank
 
-    def query(
-        self,
-        text: str,
-        k: int = 60,
-        kind: Optional[str] = None,
-        taps: Optional[Sequence[str]] = None,
-        keywords: Sequence[str] = (),
-    ) -> Retrieved:
-        text = with_keywords(text, keywords)
+    def _scope(self, taps: Optional[Sequence[str]]) -> Tuple[bool, Optional[List[str]]]:
+        """(whether any tap is left to search, those taps: None for every tap)."""
         scope = list(taps) if taps else None
         if self.strict:
             missing = [t for t in self.stale if scope is None or t in scope]
@@ -249,14 +242,73 @@ class DenseRetriever:
                 t for t in (scope if scope is not None else self.fresh) if t in self.fresh
             )
             if not scope:
-                return Retrieved([])
+                return False, scope
+        return True, scope
+
+    def query(
+        self,
+        text: str,
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+        keywords: Sequence[str] = (),
+    ) -> Retrieved:
+        text = with_keywords(text, keywords)
+        searchable, scope = self._scope(taps)
+        if not searchable:
+            return Retrieved([])
         return Retrieved(self.index.query(text, k=k, kind=kind, taps=scope, rank=self.rank))
+
+    def vector_query(
+        self,
+        text: str,
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+        keywords: Sequence[str] = (),
+    ) -> Tuple[Retrieved, Optional[List[float]]]:
+        """`query`, and the query vector it searched with (None when nothing was searched),
+        so the hybrid can search again from a moved vector without embedding twice."""
+        text = with_keywords(text, keywords)
+        searchable, scope = self._scope(taps)
+        if not searchable or not text.strip() or k <= 0:
+            return Retrieved([]), None
+        vector = self.index.embed_query(text)
+        return (
+            Retrieved(self.index.search_vector(vector, k=k, kind=kind, taps=scope, rank=self.rank)),
+            vector,
+        )
+
+    def by_vector(
+        self,
+        vector: Sequence[float],
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+    ) -> Retrieved:
+        """The ``k`` files nearest to a query vector, in the same scope as `query`."""
+        searchable, scope = self._scope(taps)
+        if not searchable:
+            return Retrieved([])
+        return Retrieved(
+            self.index.search_vector(vector, k=k, kind=kind, taps=scope, rank=self.rank)
+        )
+
+    def vector_of(self, hit: Hit, near: Sequence[float]) -> Optional[List[float]]:
+        """The stored vector of ``hit``'s entry (or of a copy of its file) nearest to
+        ``near``; None when the store holds neither."""
+        if self.fresh is not None and hit.entry.tap not in self.fresh:
+            return None
+        return self.index.entry_vector(hit.entry.id, hit.content_hash, near)
 
 
 class HybridRetriever:
-    """BM25 and dense fused at entry level (`fusion.fuse`). When the dense half cannot
-    answer (provider down, store from another model) the query degrades to BM25's
-    ranking and says why in its notes. ``groups`` maps file hashes to the index's
+    """BM25 and dense fused at entry level (`fusion.fuse`). With a `DenseRetriever` and
+    ``feedback`` > 0, the dense half then searches again from the query vector moved
+    towards the first fusion's top file (`fusion.feedback_vector`: pseudo-relevance
+    feedback, one more k-NN, the query embedded once) and the fusion is redone with
+    that ranking. When the dense half cannot answer (provider down, store from another
+    model) the query degrades to BM25's ranking and says why in its notes. ``groups`` maps file hashes to the index's
     near-duplicate groups (`index.IndexReader.group_keys`), so a dense hit on one copy of a
     skill fuses with BM25's hit on another."""
 
@@ -274,6 +326,7 @@ class HybridRetriever:
         groups: Optional[Callable[[Sequence[str]], Mapping[str, str]]] = None,
         norms: Optional[Mapping[str, str]] = None,
         floor: bool = False,
+        feedback: float = fusion.FEEDBACK,
     ) -> None:
         if method not in fusion.METHODS:
             raise UsageError(
@@ -288,6 +341,7 @@ class HybridRetriever:
         self.groups = groups
         self.norms = dict(norms if norms is not None else fusion.DEFAULT_NORMS)
         self.floor = floor
+        self.feedback = feedback
 
     def query(
         self,
@@ -300,14 +354,34 @@ class HybridRetriever:
         depth = max(k, self.depth)
         lexical = self.bm25.query(text, k=depth, kind=kind, taps=taps, keywords=keywords)
         notes = list(lexical.notes)
+        dense = self.dense
+        vector: Optional[List[float]] = None
         try:
-            semantic = self.dense.query(text, k=depth, kind=kind, taps=taps, keywords=keywords)
+            if self.feedback and isinstance(dense, DenseRetriever):
+                semantic, vector = dense.vector_query(text, depth, kind, taps, keywords)
+            else:
+                semantic = dense.query(text, k=depth, kind=kind, taps=taps, keywords=keywords)
         except BoostError as exc:
             notes.append(f"dense skipped: {exc}")
             semantic = Retrieved([])
         notes.extend(semantic.notes)
-        per_engine = {"bm25": lexical.hits, "dense": self._grouped(semantic.hits)}
-        hits = fusion.fuse(
+        hits = self._fuse(lexical.hits, semantic.hits, k)
+        if vector is not None and hits and isinstance(dense, DenseRetriever):
+            # Pseudo-relevance feedback: search the vectors again from the query moved
+            # towards the file this fusion ranked first, and fuse again (docs/dense.md).
+            try:
+                found = dense.vector_of(hits[0], vector)
+                if found is not None:
+                    moved = fusion.feedback_vector(vector, found, self.feedback)
+                    again = dense.by_vector(moved, depth, kind, taps)
+                    hits = self._fuse(lexical.hits, again.hits, k)
+            except BoostError as exc:
+                notes.append(f"dense feedback skipped: {exc}")
+        return Retrieved(hits, tuple(notes))
+
+    def _fuse(self, lexical: List[Hit], semantic: List[Hit], k: int) -> List[Hit]:
+        per_engine = {"bm25": lexical, "dense": self._grouped(semantic)}
+        return fusion.fuse(
             per_engine,
             k,
             self.method,
@@ -317,7 +391,6 @@ class HybridRetriever:
             norms=self.norms,
             floor=self.floor,
         )
-        return Retrieved(hits, tuple(notes))
 
     def _grouped(self, hits: List[Hit]) -> List[Hit]:
         """``hits`` with the index's group of each file whose hash the index knows."""

@@ -28,6 +28,7 @@ from boost_cli.core.embed import (
     EmbedFailure,
     embed,
     resolve_config,
+    unpack,
     unusable_reason,
 )
 from boost_cli.core.models import Entry, Hit
@@ -162,6 +163,40 @@ class DenseIndex:
             return _nearest(store, meta, vector, k, kind, tuple(taps or ()), rank)
         finally:
             store.close()
+
+    def embed_query(self, text: str) -> List[float]:
+        """``text`` embedded as a query by the configured embedder (checked against the
+        store first, as `query` does), for `search_vector`; raises `DenseUnavailable`."""
+        store = self._open()
+        try:
+            return self._embed_query(store.meta(), text)
+        finally:
+            store.close()
+
+    def entry_vector(
+        self, entry_id: str, content_hash: Optional[str], near: Sequence[float]
+    ) -> Optional[List[float]]:
+        """The stored vector of entry ``entry_id`` — or, when the store lacks that entry, of
+        another entry of the same file (``content_hash``) — that is nearest to ``near``
+        (an entry has several with the chunk unit); None when the store has neither."""
+        store = self._open()
+        try:
+            rows = store.conn.execute(
+                "SELECT vector FROM items WHERE entry_id = ?", (entry_id,)
+            ).fetchall()
+            if not rows and content_hash:
+                rows = store.conn.execute(
+                    "SELECT vector FROM items WHERE entry_id = (SELECT entry_id FROM entries"
+                    " WHERE file_sha256 = ? ORDER BY entry_id LIMIT 1)",
+                    (content_hash,),
+                ).fetchall()
+        finally:
+            store.close()
+        vectors = [list(unpack(blob)) for (blob,) in rows]
+        check_dimensions(len(near), str(len(vectors[0])) if vectors else None)
+        if not vectors:
+            return None
+        return max(vectors, key=lambda v: sum(a * b for a, b in zip(v, near)))
 
     def _embed_query(self, meta: Mapping[str, str], text: str) -> List[float]:
         """``text`` embedded by the configured embedder, once it is known to match the

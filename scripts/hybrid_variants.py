@@ -1,0 +1,313 @@
+"""The variants scripts/hybrid_eval.py scores: each maps a `Context` to {query id: hits}.
+
+Texts per entry besides the stored entry vector: ``desc`` (name and description alone) and
+``body`` (the body excerpt alone), embedded once into --work. ``prf b=B m=M`` is the
+hybrid with pseudo-relevance feedback from the first fusion's top M files (the default
+engine since issue 19 is ``prf b=0.5 m=1``: `fusion.FEEDBACK`); ``exact`` gives every BM25
+candidate its true cosine instead of 0; ``F*flat`` weighs dense F times BM25's 10th score
+over its best (more when BM25 is unsure)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+from boost_cli.core import fusion
+from boost_cli.core.models import Hit
+
+K = 100
+DEPTH = fusion.DEPTH
+
+
+@dataclass
+class Context:
+    np: Any
+    queries: Sequence[Dict[str, Any]]
+    corpus: Any
+    vectors: Any
+    lex: Mapping[str, List[Hit]]
+    groups: Callable[[Sequence[str]], Mapping[str, str]]
+    bm25: Any = None
+    memo: Dict[str, Any] = field(default_factory=dict)
+
+    def qvec(self, text: str) -> Any:
+        return self.vectors.get([text], "query")[0]
+
+    def matrix(self, name: str) -> Any:
+        """Item vectors of another text per entry (cached)."""
+        if name not in self.memo:
+            texts = [TEXTS[name](e, self.corpus, i) for i, e in enumerate(self.corpus.entries)]
+            self.memo[name] = self.vectors.get(texts, "document")
+        return self.memo[name]
+
+    def grouped(self, hits: List[Hit]) -> List[Hit]:
+        from dataclasses import replace
+
+        hashes = [h.content_hash for h in hits if h.content_hash and h.group is None]
+        known = self.groups(hashes) if hashes else {}
+        return [
+            replace(h, group=known[h.content_hash]) if h.content_hash in known else h for h in hits
+        ]
+
+
+def _desc(entry: Any, corpus: Any, i: int) -> str:
+    from boost_cli.core.chunker import context_prefix
+
+    return context_prefix(entry.name, entry.description, ())
+
+
+def _body(entry: Any, corpus: Any, i: int) -> str:
+    import os
+    from pathlib import Path
+
+    from boost_cli.core.chunker import clean_score_text
+    from boost_cli.core.frontmatter import split
+    from boost_cli.core.text import clip_words
+
+    path = Path(os.environ["BOOST_HOME"]) / "repos" / entry.tap / entry.path
+    try:
+        raw = path.read_bytes()[:1_000_000].decode("utf-8", errors="replace")
+    except OSError:
+        return _desc(entry, corpus, i)
+    _, body, _ = split(raw)
+    excerpt = clip_words(clean_score_text(body[:2400]), 800)
+    return excerpt or _desc(entry, corpus, i)
+
+
+TEXTS: Dict[str, Callable[[Any, Any, int], str]] = {"desc": _desc, "body": _body}
+
+
+def strip_stop(text: str) -> str:
+    from boost_cli.core.tokenize import QUERY_STOPWORDS
+
+    words = text.split()
+    kept = [w for w in words if re.sub(r"\W", "", w.lower()) not in QUERY_STOPWORDS]
+    return " ".join(kept) if kept else text
+
+
+def fuse(
+    ctx: Context,
+    q: Dict[str, Any],
+    scores: Any,
+    *,
+    wd: float = 0.4,
+    depth: int = DEPTH,
+    exact: bool = False,
+    k: int = K,
+    method: str = "scores",
+) -> List[Hit]:
+    """BM25 + dense (cosines ``scores`` per item) fused like `fusion.fuse`; with ``exact``
+    every BM25 candidate gets its true cosine instead of 0 when dense did not list it."""
+    kind = q.get("kind")
+    depth = max(k, depth)
+    lex = ctx.lex[q["id"]][:depth]
+    sem = ctx.grouped(ctx.corpus.hits(scores, depth, kind))
+    if not exact:
+        return fusion.fuse(
+            {"bm25": lex, "dense": sem},
+            k,
+            method,
+            weights={"bm25": 1 - wd, "dense": wd},
+            depth=depth,
+        )
+    per = {"bm25": lex, "dense": sem}
+    keys = fusion.fusion_keys(per)
+    lists = {e: fusion.distinct(h, keys)[:depth] for e, h in per.items()}
+    first: Dict[str, Dict[str, float]] = {}
+    for e, hits in lists.items():
+        out: Dict[str, float] = {}
+        for h in hits:
+            out.setdefault(keys[h.entry.id], h.score)
+        first[e] = out
+    row_of = ctx.corpus.row_of
+    for h in lists["bm25"]:
+        key = keys[h.entry.id]
+        if key not in first["dense"] and h.entry.id in row_of:
+            first["dense"][key] = float(scores[row_of[h.entry.id]])
+    fused = fusion.weighted_scores(
+        first, {"bm25": 1 - wd, "dense": wd}, {"bm25": "max", "dense": "max"}
+    )
+    return fusion.merge_hits(fused[:k], lists, keys)
+
+
+def each(ctx: Context, fn: Callable[[Dict[str, Any]], List[Hit]]) -> Dict[str, List[Hit]]:
+    return {q["id"]: fn(q) for q in ctx.queries}
+
+
+def cos(ctx: Context, text: str, which: str = "entry") -> Any:
+    v = ctx.qvec(text)
+    e = ctx.corpus.matrix @ v
+    if which == "entry":
+        return e
+    d = ctx.matrix("desc") @ v
+    if which == "desc":
+        return d
+    if which == "max":
+        return ctx.np.maximum(e, d)
+    if which == "mean":
+        return (e + d) / 2
+    if which == "body-mean":
+        return (e + ctx.matrix("body") @ v) / 2
+    if which == "body-max":
+        return ctx.np.maximum(e, ctx.matrix("body") @ v)
+    if which == "three-mean":
+        return (e + d + ctx.matrix("body") @ v) / 3
+    raise ValueError(which)
+
+
+def v_bm25(ctx: Context) -> Dict[str, List[Hit]]:
+    return each(ctx, lambda q: ctx.lex[q["id"]][:K])
+
+
+def v_dense(which: str, clean: Optional[Callable[[str], str]] = None) -> Callable[[Context], Any]:
+    def run(ctx: Context) -> Dict[str, List[Hit]]:
+        return each(
+            ctx,
+            lambda q: ctx.corpus.hits(
+                cos(ctx, clean(q["query"]) if clean else q["query"], which), K, q.get("kind")
+            ),
+        )
+
+    return run
+
+
+def v_hybrid(
+    which: str = "entry", clean: Optional[Callable[[str], str]] = None, **kw: Any
+) -> Callable[[Context], Any]:
+    def run(ctx: Context) -> Dict[str, List[Hit]]:
+        return each(
+            ctx,
+            lambda q: fuse(
+                ctx, q, cos(ctx, clean(q["query"]) if clean else q["query"], which), **kw
+            ),
+        )
+
+    return run
+
+
+def v_prf(beta: float, m: int = 3, which: str = "entry", **kw: Any) -> Callable[[Context], Any]:
+    """Rocchio in embedding space: the query vector moved towards the vectors of the
+    baseline hybrid's top ``m`` files, then fused again."""
+    kw_base = kw
+
+    def run(ctx: Context) -> Dict[str, List[Hit]]:
+        np = ctx.np
+
+        def one(q: Dict[str, Any]) -> List[Hit]:
+            kw = dict(kw_base)
+            if callable(kw.get("wd")):
+                kw["wd"] = kw["wd"](ctx, q)
+            v = ctx.qvec(q["query"])
+            first = fuse(ctx, q, cos(ctx, q["query"], which), **kw)
+            rows = [
+                ctx.corpus.row_of[h.entry.id] for h in first[:m] if h.entry.id in ctx.corpus.row_of
+            ]
+            if rows:
+                c = ctx.corpus.matrix[rows].mean(axis=0)
+                v2 = v + beta * c
+                v2 = v2 / np.linalg.norm(v2)
+            else:
+                v2 = v
+            if which == "entry":
+                return fuse(ctx, q, ctx.corpus.matrix @ v2, **kw)
+            return fuse(ctx, q, (ctx.corpus.matrix @ v2 + ctx.matrix("body") @ v2) / 2, **kw)
+
+        return each(ctx, one)
+
+    return run
+
+
+def v_prf_words(what: str) -> Callable[[Context], Any]:
+    """The feedback (top file, beta 0.5) for the dense half, and the top file's name (or
+    name and description) as keywords of a second BM25 query."""
+
+    def run(ctx: Context) -> Dict[str, List[Hit]]:
+        np = ctx.np
+
+        def one(q: Dict[str, Any]) -> List[Hit]:
+            v = ctx.qvec(q["query"])
+            first = fuse(ctx, q, ctx.corpus.matrix @ v)
+            top = first[0]
+            words = [top.entry.name.replace("-", " ")]
+            if what == "desc":
+                words.append(top.entry.description[:200])
+            lex2 = ctx.bm25.query(q["query"], k=K, kind=q.get("kind"), keywords=words).hits
+            row = ctx.corpus.row_of.get(top.entry.id)
+            v2 = v if row is None else v + 0.5 * ctx.corpus.matrix[row]
+            v2 = v2 / np.linalg.norm(v2)
+            saved = ctx.lex[q["id"]]
+            ctx.lex[q["id"]] = lex2  # type: ignore[index]
+            try:
+                return fuse(ctx, q, ctx.corpus.matrix @ v2)
+            finally:
+                ctx.lex[q["id"]] = saved  # type: ignore[index]
+
+        return each(ctx, one)
+
+    return run
+
+
+def _flat(f: float) -> Callable[[Context, Dict[str, Any]], float]:
+    """The dense weight f * (BM25's 10th score / its best): more when BM25 is unsure."""
+
+    def wd(ctx: Context, q: Dict[str, Any]) -> float:
+        b = [h.score for h in ctx.lex[q["id"]][:10]]
+        return f * (b[-1] / b[0]) if b and b[0] > 0 else 0.4
+
+    return wd
+
+
+VARIANTS: Dict[str, Callable[[Context], Any]] = {
+    "bm25": v_bm25,
+    "dense entry": v_dense("entry"),
+    "dense desc": v_dense("desc"),
+    "dense max(entry,desc)": v_dense("max"),
+    "dense mean(entry,desc)": v_dense("mean"),
+    "dense entry, stopwords cut": v_dense("entry", strip_stop),
+    "hybrid now (0.4, 80)": v_hybrid(),
+    "hybrid exact cos": v_hybrid(exact=True),
+    "hybrid exact cos 0.5": v_hybrid(exact=True, wd=0.5),
+    "hybrid exact cos 0.3": v_hybrid(exact=True, wd=0.3),
+    "hybrid max(entry,desc)": v_hybrid("max"),
+    "hybrid mean(entry,desc)": v_hybrid("mean"),
+    "hybrid mean, exact": v_hybrid("mean", exact=True),
+    "hybrid stopwords cut": v_hybrid(clean=strip_stop),
+    "hybrid rrf": v_hybrid(method="rrf"),
+    "hybrid exact cos 0.6": v_hybrid(exact=True, wd=0.6),
+    "hybrid 0.3": v_hybrid(wd=0.3),
+    "hybrid 0.5": v_hybrid(wd=0.5),
+    "dense body-mean": v_dense("body-mean"),
+    "hybrid body-mean": v_hybrid("body-mean"),
+    "hybrid body-max": v_hybrid("body-max"),
+    "hybrid three-mean": v_hybrid("three-mean"),
+    "hybrid body-mean exact 0.5": v_hybrid("body-mean", exact=True, wd=0.5),
+    **{f"prf b={b} m={m}": v_prf(b, m) for m in (1, 2, 3, 5, 10) for b in (0.25, 0.5, 1.0, 2.0)},
+    "prf b=1 m=3 exact": v_prf(1.0, 3, exact=True),
+    "prf1 + bm25 with the top name": v_prf_words("name"),
+    "prf1 + bm25 with the top name+desc": v_prf_words("desc"),
+    **{f"prf1 wd={w}": v_prf(0.5, 1, wd=w) for w in (0.3, 0.35, 0.45, 0.5)},
+    **{f"prf1 wd={f}*flat": v_prf(0.5, 1, wd=_flat(f)) for f in (0.4, 0.5, 0.6)},
+    "prf b=0.5 m=3 body-mean": v_prf(0.5, 3, "body-mean"),
+    "prf b=1 m=3 body-mean": v_prf(1.0, 3, "body-mean"),
+}
+
+
+def signals(ctx: Context, q: Dict[str, Any]) -> Dict[str, float]:
+    """Per-query features a fusion rule could use (no judgments)."""
+    lex = ctx.lex[q["id"]]
+    c = cos(ctx, q["query"])
+    sem = ctx.corpus.hits(c, 20, q.get("kind"))
+    b = [h.score for h in lex[:10]]
+    d = [h.score for h in sem[:10]]
+    lex_keys = {h.content_hash for h in lex[:100]}
+    top10 = {h.content_hash for h in lex[:10]}
+    return {
+        "b10/b1": (b[-1] / b[0]) if b else 0.0,
+        "b2/b1": (b[1] / b[0]) if len(b) > 1 else 0.0,
+        "d1": d[0] if d else 0.0,
+        "d1-d10": (d[0] - d[-1]) if d else 0.0,
+        "dense10 in bm25@100": sum(1 for h in sem[:10] if h.content_hash in lex_keys) / 10,
+        "dense10 in bm25@10": sum(1 for h in sem[:10] if h.content_hash in top10) / 10,
+        "words": float(len(q["query"].split())),
+    }
