@@ -33,9 +33,10 @@ from typing import (
     Union,
 )
 
-from boost_cli.core import config, paths, registry, skillmap
+from boost_cli.core import atomic, config, paths, registry, related, skillmap
 from boost_cli.core.errors import NotFoundError, ProviderError
 from boost_cli.core.models import TapSnapshot
+from boost_cli.core.tokenize import tokenize
 
 if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.dense import ImportReport, VectorFile
@@ -112,7 +113,37 @@ def reindex(
         dense.forget_commits(paths.vectors_path(), sorted(redo))
     registry.clear_repaired(redo)
     _warm_skills(sources)
+    refresh_related(sources)
     return report
+
+
+def refresh_related(sources: Sequence[Union[TapSource, TapSnapshot]]) -> bool:
+    """Rebuild the related-terms table (`core/related.py`) from every entry's name and
+    description when the index it goes with changed (its `related.corpus_key`), or drop it
+    when the index holds no tap; True when a table was written. Loads the taps' catalogs
+    only then: a build with nothing changed reads and checks the table alone."""
+    from boost_cli.core import index
+
+    path = paths.related_path()
+    manifest = index.previous_manifest(paths.index_dir())
+    if manifest is None or not manifest["segments"]:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return False
+    key = related.corpus_key(manifest["segments"])
+    try:
+        if related.load(path.read_bytes(), key) is not None:
+            return False  # intact and of this very index
+    except FileNotFoundError:
+        pass
+    fields = (
+        tokenize(f"{e.name}. {e.description}")
+        for s in sources
+        if s.name in manifest["segments"]
+        for e in _entries(s)
+    )
+    atomic.write_bytes(path, related.pack(related.build(fields, key)))
+    return True
 
 
 def _warm_skills(sources: Sequence[Union[TapSource, TapSnapshot]]) -> None:

@@ -59,6 +59,11 @@ def index_dir() -> Path:
     return cache_dir() / "index"
 
 
+def related_path() -> Path:
+    """The related-terms table a plain query is widened with (`core/related.py`)."""
+    return cache_dir() / "related.bin"
+
+
 def vectors_path() -> Path:
     """The dense vector store (sqlite, with sqlite-vec when it loads)."""
     return cache_dir() / "vectors.sqlite"
