@@ -128,3 +128,54 @@ def test_load_checks_the_key() -> None:
     assert related.load(data, "other") is None
     assert related.load(None, "abc") is None
     assert related.load(b"junk", "abc") is None
+
+
+class _Source:
+    """Stands in for an `index.TapSource`: counts how often its catalog is loaded."""
+
+    def __init__(self, name: str, descriptions: list) -> None:
+        self.name, self.loads = name, 0
+        self.descriptions = descriptions
+
+    def load(self) -> object:
+        from types import SimpleNamespace
+
+        self.loads += 1
+        entries = [
+            SimpleNamespace(name=f"s{i}", description=d) for i, d in enumerate(self.descriptions)
+        ]
+        return SimpleNamespace(entries=entries)
+
+
+def test_refresh_loads_only_the_taps_that_changed(
+    boost_home: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from boost_cli.core import index, indexing, paths
+
+    manifest = {"segments": {"a": {"key": "a1"}, "b": {"key": "b1"}}}
+    monkeypatch.setattr(index, "previous_manifest", lambda root: manifest)
+    a = _Source("a", ["flaky tests retried", "flaky tests quarantined"] * 3)
+    b = _Source("b", ["deploy helm charts"] * 4)
+    assert indexing.refresh_related([a, b]) is True
+    assert (a.loads, b.loads) == (1, 1)
+    first = unpack(paths.related_path().read_bytes())
+    assert first.key == related.corpus_key(manifest["segments"])
+    assert indexing.refresh_related([a, b]) is False  # nothing changed: nothing loaded
+    assert (a.loads, b.loads) == (1, 1)
+    manifest["segments"]["b"] = {"key": "b2"}  # tap b changed
+    b.descriptions = ["deploy kubernetes manifests"]
+    assert indexing.refresh_related([a, b]) is True
+    assert (a.loads, b.loads) == (1, 2)
+    second = unpack(paths.related_path().read_bytes())
+    assert second.key != first.key and (first.n, second.n) == (10, 7)
+    # The table is the same as one built from scratch from both taps' entries.
+    paths.related_fields_path().unlink()
+    paths.related_path().unlink()
+    assert indexing.refresh_related([a, b]) is True
+    assert (a.loads, b.loads) == (2, 3)
+    again = unpack(paths.related_path().read_bytes())
+    assert related.pack(again) == related.pack(second)
+    # No tap indexed: both files go.
+    manifest["segments"] = {}
+    assert indexing.refresh_related([a, b]) is False
+    assert not paths.related_path().exists() and not paths.related_fields_path().exists()

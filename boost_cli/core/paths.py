@@ -64,6 +64,12 @@ def related_path() -> Path:
     return cache_dir() / "related.bin"
 
 
+def related_fields_path() -> Path:
+    """Each tap's name-and-description terms, kept so a rebuild of the related-terms table
+    loads only the catalogs of the taps that changed."""
+    return cache_dir() / "related-fields.json"
+
+
 def vectors_path() -> Path:
     """The dense vector store (sqlite, with sqlite-vec when it loads)."""
     return cache_dir() / "vectors.sqlite"
