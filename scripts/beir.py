@@ -43,6 +43,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from boost_cli.core import index  # noqa: E402
+from boost_cli.core.tokenize import query_weights  # noqa: E402
 
 SHARED = Path(os.environ.get("BOOST_SHARED", ROOT.parent / "shared"))
 DATA = SHARED / "beir" / "scifact"
@@ -156,6 +157,7 @@ class Variant:
     aggregation: str = index.IndexParams().aggregation
     k1: Optional[float] = None  # None: the index's (bm25.K1)
     b: Optional[float] = None
+    related: bool = False  # widen each query with the related-terms table (`core/related`)
 
 
 VARIANTS = (
@@ -164,6 +166,9 @@ VARIANTS = (
         "desc",
         1000,
         True,
+    ),
+    Variant(
+        "  same, widened with related terms (the plain path)", "desc", 1000, True, related=True
     ),
     Variant("  same, max aggregation", "desc", 1000, True, "max"),
     Variant("  same, max2 aggregation", "desc", 1000, True, "max2"),
@@ -210,13 +215,28 @@ def run_variants(
         reader = index.open_index()
         if reader is None:
             raise SystemExit("no index after the build")
+        table = None
+        if v.related:
+            from boost_cli.core import related
+            from boost_cli.core.tokenize import tokenize
+
+            (snap,) = registry.snapshots([f"scifact-{v.layout}"])
+            table = related.build(tokenize(f"{e.name}. {e.description}") for e in snap.entries)
         run: Dict[str, List[str]] = {}
         scored: Dict[str, List[List[str]]] = {}
         times = []
         for qid in qrels:
             t0 = time.perf_counter()
+            weights = query_weights(queries[qid])
+            if table is not None:
+                weights.update(table.expand(weights))
             hits = reader.query(
-                queries[qid], k=100, aggregation=v.aggregation, k1=v.k1, b=v.b, snippets=False
+                k=100,
+                weights=weights,
+                aggregation=v.aggregation,
+                k1=v.k1,
+                b=v.b,
+                snippets=False,
             )
             times.append((time.perf_counter() - t0) * 1000)
             run[qid] = [doc_id(h.entry.path) for h in hits]
@@ -237,6 +257,7 @@ def run_variants(
                     "aggregation": v.aggregation,
                     "k1": v.k1,
                     "b": v.b,
+                    "related": v.related,
                 },
                 **scores,
                 "queries": len(qrels),

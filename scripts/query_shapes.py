@@ -23,7 +23,7 @@ the trees taken in turn so both see the same load:
 - **warm**: a child process per tree; per shape and round, a new `retrieval.Engines` (as
   ``boost mcp`` keeps one) warmed up on `WARM_UP` (other tasks than the dev set's, so what
   it keeps between queries is what other queries left), then each query of the shape
-  timed once: the retrieval alone (`BM25Retriever.query`, k = 8) and the pipeline as the
+  timed once: the retrieval alone (the `bm25` engine's `query`, k = 8) and the pipeline as the
   MCP tool runs it (`search.run`: limit 8, no LLM), wall and CPU (``time.process_time``);
 - **mcp**: per shape and pass, a fresh ``boost mcp`` server per tree, warmed up the same
   way, then each query once (limit 8) over stdio: the round trip's wall time and the
@@ -204,7 +204,9 @@ def warm_child(home: Path, repeats: int, which: Sequence[str]) -> Dict[str, Any]
         reader = engines.index_reader()
         if reader is None:
             raise SystemExit(f"no index in {home}")
-        bm25 = retrieval.BM25Retriever(reader)
+        # The BM25 engine as a search gets it (with what `get_retriever` hands it, such as
+        # the related-terms table), not a bare reader.
+        bm25 = retrieval.get_retriever("bm25", engines=engines).retriever
         for q in warm_up:
             pipeline(engines, bm25, q)
         return engines, bm25

@@ -40,6 +40,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.tokenize",
             "boost_cli.core.stem",
             "boost_cli.core.bm25",
+            "boost_cli.core.related",
             "boost_cli.core.fusion",
             "boost_cli.core.origin",
             "boost_cli.core.trust",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import FrozenInstanceError
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import pytest
 
@@ -298,6 +298,58 @@ def test_bm25_engine_passes_k_and_filters_down() -> None:
     engine.query("q", k=2, kind="rule", taps=["t"])
     call = backend.calls[-1]
     assert (call["k"], call["kind"], call["taps"]) == (2, "rule", ["t"])
+
+
+def _table() -> Any:
+    from boost_cli.core import related
+
+    rows = [["flaki", "quarantin", "rerun", "retri", f"u{i}"] for i in range(4)]
+    rows += [[f"x{i}"] for i in range(80)]
+    return related.build(rows, key="k", min_df=2, max_df_share=0.1, min_cooc=3)
+
+
+def test_bm25_engine_widens_a_plain_query_with_related_terms() -> None:
+    backend = FakeBackend(bm25_hits())
+    engine = retrieval.BM25Retriever(backend, lambda: _table())  # type: ignore[arg-type]
+    task = {"flaki": 1.0, "retri": 1.0, "quarantin": 1.0}
+    engine.query("flaky retried quarantine")
+    assert backend.calls[-1]["weights"] == {**task, "rerun": 0.3}
+    assert engine.query("flaky retried quarantine").related == ("rerun",)
+    # The caller's keywords replace the widening; a short query is left as it is.
+    engine.query("flaky retried quarantine", keywords=["ci"])
+    assert backend.calls[-1]["weights"] == {**task, "ci": 0.7}
+    engine.query("flaky retried")
+    assert backend.calls[-1]["weights"] == {"flaki": 1.0, "retri": 1.0}
+    # No table (none built, or of another index): the task's own words.
+    bare = retrieval.BM25Retriever(backend, lambda: None)  # type: ignore[arg-type]
+    bare.query("flaky retried quarantine")
+    assert backend.calls[-1]["weights"] == task
+    plain = retrieval.without_related(engine)
+    assert isinstance(plain, retrieval.BM25Retriever) and plain.related is None
+    plain.query("flaky retried quarantine")
+    assert backend.calls[-1]["weights"] == task
+    dense = retrieval.DenseRetriever(backend)  # type: ignore[arg-type]
+    assert retrieval.without_related(dense) is dense
+
+
+def test_engines_read_the_table_of_the_open_index(boost_home: Path) -> None:
+    from boost_cli.core import atomic, related
+
+    class Reader:
+        manifest = {"segments": {"t": {"key": "s1"}}}
+
+    engines = retrieval.Engines()
+    reader = Reader()
+    assert engines.related_terms(reader) is None  # type: ignore[arg-type]  # no file
+    rows = [["flaki", "retri", f"u{i}"] for i in range(4)] + [[f"x{i}"] for i in range(80)]
+    key = related.corpus_key(Reader.manifest["segments"])
+    table = related.build(rows, key=key, min_df=2, max_df_share=0.1, min_cooc=3)
+    atomic.write_bytes(paths.related_path(), related.pack(table))
+    got = engines.related_terms(reader)  # type: ignore[arg-type]
+    assert got is not None and got.neighbours("flaki") == table.neighbours("flaki")
+    assert engines.related_terms(reader) is got  # kept while nothing changed
+    reader.manifest = {"segments": {"t": {"key": "s2"}}}  # the index was rebuilt
+    assert engines.related_terms(reader) is None  # type: ignore[arg-type]
 
 
 def test_lexical_engine_returns_60_hits_by_default(tmp_path: Path) -> None:

@@ -220,6 +220,8 @@ def render_explain(d: Dict[str, Any]) -> str:
         source = (d.get("expansion") or {}).get("source", "caller")
         by = "from the LLM" if source == "llm" else "given"
         lines.append(f"keywords ({by}): {', '.join(d['keywords'])}")
+    if d.get("related"):
+        lines.append(f"related terms (learnt from the taps): {', '.join(d['related'])}")
     for hint in d.get("engine_notes", []):
         lines.append(f"  degraded/hint: {hint}")
     info = d.get("index") or {}

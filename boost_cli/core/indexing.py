@@ -14,6 +14,7 @@ redoes it (``force_taps``), marks it stale in the vector store (the next ``reind
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import time
@@ -33,9 +34,10 @@ from typing import (
     Union,
 )
 
-from boost_cli.core import config, paths, registry, skillmap
+from boost_cli.core import atomic, config, paths, registry, related, skillmap
 from boost_cli.core.errors import NotFoundError, ProviderError
 from boost_cli.core.models import TapSnapshot
+from boost_cli.core.tokenize import tokenize
 
 if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.dense import ImportReport, VectorFile
@@ -112,7 +114,71 @@ def reindex(
         dense.forget_commits(paths.vectors_path(), sorted(redo))
     registry.clear_repaired(redo)
     _warm_skills(sources)
+    refresh_related(sources)
     return report
+
+
+def refresh_related(sources: Sequence[Union[TapSource, TapSnapshot]]) -> bool:
+    """Rebuild the related-terms table (`core/related.py`) from every entry's name and
+    description when the index it goes with changed (its `related.corpus_key`), or drop it
+    when the index holds no tap; True when a table was written. A build with nothing
+    changed reads and checks the table alone; otherwise only the taps whose segment changed
+    load their catalogs: the others' fields come from `related_fields_path()`."""
+    from boost_cli.core import index
+
+    path = paths.related_path()
+    manifest = index.previous_manifest(paths.index_dir())
+    segments = manifest["segments"] if manifest is not None else {}
+    if not segments:
+        for old in (path, paths.related_fields_path()):
+            with contextlib.suppress(FileNotFoundError):
+                old.unlink()
+        return False
+    key = related.corpus_key(segments)
+    try:
+        if related.load(path.read_bytes(), key) is not None:
+            return False  # intact and of this very index
+    except FileNotFoundError:
+        pass
+    cached = _cached_fields()
+    fields: Dict[str, Dict[str, Any]] = {}
+    for s in sources:
+        seg = str(segments.get(s.name, {}).get("key", ""))
+        if not seg:
+            continue
+        hit = cached.get(s.name)
+        if hit is not None and hit.get("key") == seg:
+            fields[s.name] = hit
+            continue
+        terms = {" ".join(sorted(set(tokenize(f"{e.name}. {e.description}")))) for e in _entries(s)}
+        fields[s.name] = {"key": seg, "fields": sorted(terms)}
+    table = related.build((f.split() for v in fields.values() for f in v["fields"]), key)
+    atomic.write_json(paths.related_fields_path(), {"version": FIELDS_VERSION, "taps": fields})
+    atomic.write_bytes(path, related.pack(table))
+    return True
+
+
+FIELDS_VERSION = 1  # of the per-tap fields file: tap → {key: segment key, fields: [terms]}
+
+
+def _cached_fields() -> Dict[str, Dict[str, Any]]:
+    """The per-tap fields `refresh_related` kept last time ({} when none or unreadable)."""
+    try:
+        data = json.loads(paths.related_fields_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != FIELDS_VERSION:
+        return {}
+    taps = data.get("taps")
+    if not isinstance(taps, dict):
+        return {}
+    return {
+        str(t): v
+        for t, v in taps.items()
+        if isinstance(v, dict)
+        and isinstance(v.get("fields"), list)
+        and all(isinstance(f, str) for f in v["fields"])
+    }
 
 
 def _warm_skills(sources: Sequence[Union[TapSource, TapSnapshot]]) -> None:

@@ -59,6 +59,17 @@ def index_dir() -> Path:
     return cache_dir() / "index"
 
 
+def related_path() -> Path:
+    """The related-terms table a plain query is widened with (`core/related.py`)."""
+    return cache_dir() / "related.bin"
+
+
+def related_fields_path() -> Path:
+    """Each tap's name-and-description terms, kept so a rebuild of the related-terms table
+    loads only the catalogs of the taps that changed."""
+    return cache_dir() / "related-fields.json"
+
+
 def vectors_path() -> Path:
     """The dense vector store (sqlite, with sqlite-vec when it loads)."""
     return cache_dir() / "vectors.sqlite"

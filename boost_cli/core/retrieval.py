@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -29,9 +30,10 @@ from typing import (
     Tuple,
 )
 
-from boost_cli.core import config, fusion, index, lexical, origin, paths
+from boost_cli.core import config, fusion, index, lexical, origin, paths, related
 from boost_cli.core.errors import BoostError, IndexUnavailable, ProviderError, UsageError
 from boost_cli.core.models import ENGINES, Entry, Hit, TapSnapshot, content_hash
+from boost_cli.core.related import Related
 from boost_cli.core.tokenize import query_weights
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,11 +50,12 @@ READ_ONLY_NOTE = (
 
 @dataclass(frozen=True)
 class Retrieved:
-    """One query's answer: hits best first (one per distinct file, copies in ``also_in``)
-    and the reasons anything degraded while answering it."""
+    """One query's answer: hits best first (one per distinct file, copies in ``also_in``),
+    the reasons anything degraded while answering it, and the related terms it added."""
 
     hits: List[Hit]
     notes: Tuple[str, ...] = ()
+    related: Tuple[str, ...] = ()  # index terms the query was widened with (`core/related`)
 
 
 class Retriever(Protocol):
@@ -179,12 +182,19 @@ class LexicalRetriever:
 
 class BM25Retriever:
     """The persisted BM25 index (`index.IndexReader`): the task and the keywords are
-    weighed apart, and near-duplicates come back as one hit."""
+    weighed apart, and near-duplicates come back as one hit. ``related`` gives the
+    related-terms table of the index (`core/related.py`, None: none): a query without
+    keywords is widened with a few of the task's related terms, at a low weight."""
 
     name = "bm25"
 
-    def __init__(self, reader: index.IndexReader) -> None:
+    def __init__(
+        self,
+        reader: index.IndexReader,
+        related: Optional[Callable[[], Optional[Related]]] = None,
+    ) -> None:
         self.reader = reader
+        self.related = related
 
     def query(
         self,
@@ -197,7 +207,19 @@ class BM25Retriever:
         # Task words on the query stoplist weigh less; keyword terms weigh a little less
         # than the task's own (`tokenize.query_weights`; measured: docs/benchmarks.md).
         weights = query_weights(text, keywords)
-        return Retrieved(self.reader.query(k=k, kind=kind, taps=taps, weights=weights))
+        table = self.related() if self.related is not None and not keywords else None
+        extra = table.expand(weights) if table is not None else {}
+        weights.update(extra)
+        hits = self.reader.query(k=k, kind=kind, taps=taps, weights=weights)
+        return Retrieved(hits, related=tuple(extra))
+
+
+def without_related(retriever: Retriever) -> Retriever:
+    """``retriever`` without the related-terms widening: what a search ranks by when an
+    LLM reranks (its candidates stay those of the user's words and the LLM's keywords)."""
+    if isinstance(retriever, BM25Retriever) and retriever.related is not None:
+        return BM25Retriever(retriever.reader)
+    return retriever
 
 
 class DenseStale(IndexUnavailable):
@@ -418,6 +440,7 @@ class Engines:
         self.one_shot = one_shot
         self._reader: Optional[index.IndexReader] = None
         self._dense: Dict[Tuple[str, Any], DenseIndex] = {}
+        self._related: Tuple[Any, Optional[Related]] = (None, None)
 
     def index_reader(self) -> Optional[index.IndexReader]:
         """The index under `paths.index_dir()`, or None when there is none yet; raises
@@ -431,6 +454,25 @@ class Engines:
             last.close()
         self._reader = reader
         return reader
+
+    def related_terms(self, reader: index.IndexReader) -> Optional[Related]:
+        """The related-terms table built for the index ``reader`` has open now (None: no
+        table, a damaged one, or one of another index: a query is then not widened). Read
+        once, and again when the file or the index changed (one ``stat`` a query)."""
+        path = paths.related_path()
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        key = related.corpus_key(reader.manifest.get("segments", {}))
+        sig = (str(path), st.st_mtime_ns, st.st_size, st.st_ino, key)
+        if self._related[0] != sig:
+            try:
+                data: Optional[bytes] = path.read_bytes()
+            except OSError:
+                data = None
+            self._related = (sig, related.load(data, key))
+        return self._related[1]
 
     def dense_index(self) -> DenseIndex:
         """The dense index for the configured embedder and `paths.vectors_path()`."""
@@ -491,7 +533,8 @@ def get_retriever(
         notes.append(f"search index unusable ({exc.message}) — {exc.fix or REINDEX}")
     else:
         if reader is not None:
-            bm25, info = BM25Retriever(reader), _index_info(reader, current, notes)
+            bm25 = BM25Retriever(reader, partial(engines.related_terms, reader))
+            info = _index_info(reader, current, notes)
     if engine in ("dense", "hybrid") or (engine is None and bm25 is not None):
         dense_choice = _dense(engine, bm25, engines, notes, current)
         if dense_choice is not None:
@@ -567,5 +610,7 @@ def _dense(
             raise IndexUnavailable("hybrid search needs the BM25 index too", REINDEX)
         return None
     dense_r = DenseRetriever(index, fresh, behind, strict=True, rank=rank)
-    hybrid = HybridRetriever(bm25, dense_r, groups=bm25.reader.group_keys)
+    # The hybrid fuses the task's own words with the vectors: the related-terms widening
+    # is the plain path's stand-in for meaning, measured there only (docs/benchmarks.md).
+    hybrid = HybridRetriever(without_related(bm25), dense_r, groups=bm25.reader.group_keys)
     return RetrieverChoice(hybrid, notes, {"dense": status.info})

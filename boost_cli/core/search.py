@@ -150,13 +150,16 @@ def run(
     t2 = time.perf_counter()
     depth = max(opts.limit, opts.rerank_pool) if reranking else opts.limit
     scope = opts.taps or None
-    got = choice.retriever.query(opts.query, depth, opts.kind, scope, keywords)
+    # A reranking LLM sees the candidates of the user's words (and its keywords), not
+    # those of the related-terms widening, which stands in for an LLM when there is none.
+    retriever = retrieval.without_related(choice.retriever) if reranking else choice.retriever
+    got = retriever.query(opts.query, depth, opts.kind, scope, keywords)
     ranked, notes = got.hits, [*notes, *got.notes]
     pool: List[Hit] = []
     rankings = [ranked]
     if reranking and keywords:
         # Recall first: the reranker also sees what the user's own words find.
-        plain = choice.retriever.query(opts.query, depth, opts.kind, scope)
+        plain = retriever.query(opts.query, depth, opts.kind, scope)
         pool = interleave(ranked, plain.hits, opts.rerank_pool)
         rankings.append(plain.hits)
     elif reranking:
@@ -166,6 +169,7 @@ def run(
         "engine": choice.retriever.name,
         "engine_notes": list(notes),
         "keywords": list(keywords),
+        "related": list(got.related),
         "expansion": expansion,
         "index": choice.info,
         "pool": depth,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from boost_cli.core.index.layout import FORMAT_VERSION, MANIFEST, SEGMENTS
-from boost_cli.core.index.manifest import indexed_commits
+from boost_cli.core.index.manifest import indexed_commits, previous_manifest
 from boost_cli.core.index.params import AGGREGATIONS, COLLAPSE, IndexParams
 from boost_cli.core.index.reader import IndexReader, open_index
 
@@ -59,4 +59,5 @@ __all__ = [
     "build",
     "indexed_commits",
     "open_index",
+    "previous_manifest",
 ]
