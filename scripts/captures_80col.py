@@ -136,15 +136,16 @@ def reindex_scene(width: int, env: dict, cwd: Path) -> str:
     shots: List[str] = ["$ boost reindex --force"]
     try:
         tmux("send-keys", "-t", name, "boost reindex --force", "Enter")
-        for delay in (3.0, 12.0):
+        for delay in (1.5, 3.5):
             time.sleep(delay)
             lines = [ln for ln in capture(name).splitlines() if ln.strip()]
-            shots.append(lines[-1].rstrip() if lines else "")
+            if lines and lines[-1].strip() != "$":
+                shots.append(lines[-1].rstrip())
         tmux("send-keys", "-t", name, f"echo {DONE[:9]}''{DONE[9:]}", "Enter")
         final = clean(wait_for(name, DONE, 900)).splitlines()
-        summary = [ln for ln in final if ln.startswith("Indexed") or ln.startswith("  ")]
+        start_at = max(i for i, ln in enumerate(final) if ln.startswith("Indexed"))
         shots.append("$ # … at the end (the summary wraps at words):")
-        shots += summary[-3:]
+        shots += final[start_at:]
         return "\n".join(shots)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
