@@ -1,7 +1,8 @@
 """Exact top k for the queries agents send: many terms, weighted keywords, kind and tap
 filters, against the exhaustive reference (`test_index_ranking.reference`), on every path
-(whole tiers, MaxScore with skipped lists and the probes' bound from partial sums, many
-tiers), with what a warm reader keeps between queries (`index/cache.py`) and without it.
+of the content-bound ranking (`index/bounds.py`: one tier and many, one round of
+cut-offs and many, the chunk-mass bound), with what a warm reader keeps between
+queries (`index/cache.py`) and without it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Dict, List, Optional, Tuple
 import pytest
 
 from boost_cli.core import index
-from boost_cli.core.index import cache, ranking, tier
+from boost_cli.core.index import bounds, cache, ranking, tier
 from boost_cli.core.index.reader import IndexReader
 from boost_cli.core.tokenize import query_weights
 from tests.test_index import make_tap
@@ -119,37 +120,27 @@ def check(
     return seen
 
 
-def force_sparse(monkeypatch: pytest.MonkeyPatch) -> Dict[str, int]:
-    """Take MaxScore wherever a list can be skipped — in the first tier too, after the
-    seed has set a k-th best — and count the probes."""
-    monkeypatch.setattr(ranking, "SKIP_MIN", 0)
+def spy(monkeypatch: pytest.MonkeyPatch, depth: Optional[int] = None) -> Dict[str, int]:
+    """Count what the content-bound ranking does: contents bounded, bounds the chunk mass
+    made lower than ``S + T ln n``, contents scored exactly. ``depth``: the first cut-off
+    (0: the largest sum, so many rounds; large: every touched content in one round)."""
+    if depth is not None:
+        monkeypatch.setattr(bounds, "_DEPTH", depth)
+    counts = {"bounded": 0, "tightened": 0, "exact": 0}
+    real_bound, real_exact = bounds.BoundRanker._bound_of, bounds.BoundRanker._exact
 
-    def pays(self: ranking._TierRanker, postings: int) -> bool:
-        self._seed()
-        return bool(self._non_essential())
+    def bound_of(self: bounds.BoundRanker, s: float, mass: float, f: float, n: int) -> float:
+        counts["bounded"] += 1
+        got = real_bound(self, s, mass, f, n)
+        counts["tightened"] += s > 0.0 and got < ranking._up(self.bound(s, n) + f)
+        return got
 
-    monkeypatch.setattr(ranking._TierRanker, "_sparse_pays", pays)
-    counts = {"sparse": 0, "exact": 0, "ruled_out": 0}
-    real_sparse, real_exact = ranking._TierRanker._sparse, ranking._TierRanker._exact
-
-    def sparse(self: ranking._TierRanker, *args: object) -> None:
-        counts["sparse"] += 1
-        real_sparse(self, *args)  # type: ignore[arg-type]
-
-    def exact(self: ranking._TierRanker, gcid: int) -> None:
+    def exact(self: bounds.BoundRanker, gcid: int, field: float) -> None:
         counts["exact"] += 1
-        real_exact(self, gcid)
+        real_exact(self, gcid, field)
 
-    real_probe = ranking._TierRanker._probe_bound
-
-    def probe(self: ranking._TierRanker, *args: object) -> bool:
-        must = real_probe(self, *args)  # type: ignore[arg-type]
-        counts["ruled_out"] += not must
-        return must
-
-    monkeypatch.setattr(ranking._TierRanker, "_sparse", sparse)
-    monkeypatch.setattr(ranking._TierRanker, "_exact", exact)
-    monkeypatch.setattr(ranking._TierRanker, "_probe_bound", probe)
+    monkeypatch.setattr(bounds.BoundRanker, "_bound_of", bound_of)
+    monkeypatch.setattr(bounds.BoundRanker, "_exact", exact)
     return counts
 
 
@@ -163,10 +154,13 @@ def test_many_term_weighted_queries_with_filters_equal_exhaustive_scoring(
     seen = check(reader, random.Random(seed), 40, taps, VOCAB)
     assert seen["hits"] > 150 and seen["terms"] >= 12
     assert seen["filtered"] > 10 and seen["keyword_weights"] > 30
-    counts = force_sparse(monkeypatch)
+    counts = spy(monkeypatch)
     check(reader, random.Random(seed + 100), 40, taps, VOCAB)
-    # MaxScore was taken, and the bound from the partial sums left some probes out
-    assert counts["sparse"] > 5 and counts["exact"] > 0 and counts["ruled_out"] > 0
+    # Most bounded contents were never scored, and the chunk mass lowered some bounds.
+    assert 0 < counts["exact"] < counts["bounded"] // 2 and counts["tightened"] > 0
+    for depth in (0, 1000):  # many rounds of cut-offs; all contents in one
+        spy(monkeypatch, depth)
+        check(reader, random.Random(seed + depth), 20, taps, VOCAB)
 
 
 @pytest.mark.parametrize("seed", [13, 14])
@@ -178,10 +172,11 @@ def test_many_term_queries_over_many_tiers_equal_exhaustive_scoring(
     reader = open_reader()
     assert len(generation(reader).tiers) >= 3
     taps = (None, ("a",), ("b", "c"))
+    counts = spy(monkeypatch)
     check(reader, random.Random(seed), 30, taps, VOCAB)
-    counts = force_sparse(monkeypatch)
+    assert 0 < counts["exact"] < counts["bounded"] and counts["tightened"] > 0
+    spy(monkeypatch, 0)
     check(reader, random.Random(seed + 100), 30, taps, VOCAB)
-    assert counts["sparse"] > 5
 
 
 def test_the_old_corpus_with_agent_queries_equals_exhaustive_scoring(
@@ -191,7 +186,7 @@ def test_the_old_corpus_with_agent_queries_equals_exhaustive_scoring(
     index.build(random_corpus(tmp_path, random.Random(15)))
     reader = open_reader()
     check(reader, random.Random(15), 30, (None, ("a",), ("b", "c")), WORDS + EXTRA)
-    force_sparse(monkeypatch)
+    spy(monkeypatch, 0)
     check(reader, random.Random(16), 30, (None, ("a",), ("b", "c")), WORDS + EXTRA)
 
 

@@ -136,6 +136,7 @@ class Generation:
         self._field_dl: Optional[array[int]] = None
         self._max_chunks: Dict[int, int] = {}
         self._tier_cc: Dict[int, array[int]] = {}
+        self._tier_dl: Dict[int, array[int]] = {}
         self._live: Optional[bytes] = None
         self._tables: Dict[Tuple[str, float, float], _Rows] = {}
         self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
@@ -249,6 +250,16 @@ class Generation:
         if len(dl) != n:
             raise damaged(f"{self.merge.path.name}: tables disagree")
         return dl
+
+    def tier_lengths(self, t: int) -> array[int]:
+        """Tier ``t``'s chunks (tier-local ids) → their lengths."""
+        got = self._tier_dl.get(t)
+        if got is None:
+            if self._dl is None:
+                self._dl = self._lengths("chunk_dl", len(self.chunk_content))
+            base = self.tier_chunk_base[t]
+            got = self._tier_dl[t] = self._dl[base : base + self.tiers[t].chunks]
+        return got
 
     def tier_chunk_content(self, t: int) -> array[int]:
         """Tier ``t``'s chunks (tier-local ids) → global content id (`DEAD` for a copy's)."""

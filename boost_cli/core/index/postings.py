@@ -23,8 +23,9 @@ TF_MAX = 255  # tf is stored in one byte: no ~1000-character chunk holds a term 
 TERM_MAX_BYTES = 255  # a dictionary row stores its term's length in one byte
 HAS_FIELD = 0x80000000  # set in a row's count: the field part of the row follows
 # After a row's term: the chunk postings' first, count (| HAS_FIELD), live count, first
-# block and first frontier point (u32 each), and the number of frontier points (u8) ...
-_CHUNK_TAIL = struct.Struct("<IIIIIB")
+# block, first frontier point, first content posting and content postings (u32 each),
+# and the number of frontier points (u8) ...
+_CHUNK_TAIL = struct.Struct("<IIIIIIIB")
 # ... then, with HAS_FIELD, the field postings' first, count, live count, first frontier
 # point and number of frontier points.
 _FIELD_TAIL = struct.Struct("<IIIIB")
@@ -72,8 +73,9 @@ def tap_sections(
 
 class Row(NamedTuple):
     """A term's dictionary row in a tier: where its chunk postings, blocks and frontier
-    points are, how many of its postings are in live chunks, and the same for its entry
-    field postings (no blocks: one posting per content)."""
+    points are, how many of its postings are in live chunks, the same for its entry
+    field postings (no blocks: one posting per content), and where its content postings
+    are (one per content with the term in a chunk: the bounds the ranking starts from)."""
 
     first: int
     n: int  # chunk postings
@@ -86,13 +88,24 @@ class Row(NamedTuple):
     flive: int = 0
     ffront: int = 0
     n_ffront: int = 0
+    cfirst: int = 0
+    cn: int = 0  # content postings
 
     def pack(self, term: bytes) -> bytes:
         count = self.n | (HAS_FIELD if self.fn else 0)
         row = (
             bytes((len(term),))
             + term
-            + _CHUNK_TAIL.pack(self.first, count, self.live, self.block, self.front, self.n_front)
+            + _CHUNK_TAIL.pack(
+                self.first,
+                count,
+                self.live,
+                self.block,
+                self.front,
+                self.cfirst,
+                self.cn,
+                self.n_front,
+            )
         )
         if self.fn:
             row += _FIELD_TAIL.pack(self.ffirst, self.fn, self.flive, self.ffront, self.n_ffront)
@@ -127,14 +140,29 @@ def _parse(data: bytes, i: int) -> Tuple[bytes, Row, int]:
     j = i + 1 + data[i]
     if j + _CHUNK_TAIL.size > size:
         raise ValueError("bad dictionary row")
-    first, count, live, block, front, n_front = _CHUNK_TAIL.unpack_from(data, j)
+    first, count, live, block, front, cfirst, cn, n_front = _CHUNK_TAIL.unpack_from(data, j)
     end = j + _CHUNK_TAIL.size
     if not count & HAS_FIELD:
-        return data[i + 1 : j], Row(first, count, live, block, front, n_front), end
+        row = Row(first, count, live, block, front, n_front, cfirst=cfirst, cn=cn)
+        return data[i + 1 : j], row, end
     if end + _FIELD_TAIL.size > size:
         raise ValueError("bad dictionary row")
-    tail = _FIELD_TAIL.unpack_from(data, end)
-    row = Row(first, count & ~HAS_FIELD, live, block, front, n_front, *tail)
+    ffirst, fn, flive, ffront, n_ffront = _FIELD_TAIL.unpack_from(data, end)
+    row = Row(
+        first,
+        count & ~HAS_FIELD,
+        live,
+        block,
+        front,
+        n_front,
+        ffirst,
+        fn,
+        flive,
+        ffront,
+        n_ffront,
+        cfirst,
+        cn,
+    )
     return data[i + 1 : j], row, end + _FIELD_TAIL.size
 
 

@@ -1,0 +1,280 @@
+"""The top k from content bounds (format 4): exact, reading each query term's *content
+postings* (one per content with the term in a chunk) instead of its chunk postings, and
+the chunk postings only of the contents that can still enter.
+
+A content's score is ``aggregate(chunk scores) + field`` (`ranking`). Per query term and
+content the tier stores the highest tf and the shortest chunk with the term (and how many
+of its chunks have it); BM25's tf-part grows with tf and falls with the length, so
+``u = weight × idf × tf-part(highest tf, shortest chunk)`` is at least the term's part of
+every chunk score of the content, for any k1, b and average length. Per tier:
+
+1. **Bounds**, term at a time over the content postings (about a quarter of the chunk
+   postings): ``S`` = Σ u (no chunk scores more), ``M`` = Σ u × chunks with the term (the
+   chunk scores sum to no more), and the exact field score ``F`` (its postings are
+   per content already), all in ``array('d')`` over the tier's contents.
+2. **Candidates** by falling bound: ``max``: S; ``max2``: S + ¼ S; ``lse``: the least of
+   S + T ln n and T ln Z, where Z is the most Σ exp(chunk / T) can be for n chunks each at
+   most S summing to at most M (⌊M / S⌋ chunks at S, one with the rest, the others near 0:
+   a convex function is largest at a vertex), plus F. The contents looked at are those
+   whose ``S + F`` is at or above a cut-off (one C-level pass): first estimated from the
+   tier's largest sums, then the last one, below which nothing can reach the k-th best.
+3. **Exact scores**, best bound first, until the k-th best group score is above the next
+   bound: a content's chunk postings in each query term's list are the run its content
+   posting points to (a bisection in the content postings, then a slice), added in query
+   order and aggregated in chunk order — the same floating-point operations as the
+   exhaustive `ranking.accumulate`, so the scores are identical, not close.
+
+Tiers go in falling potential (their frontier bounds, as `ranking.top_groups`), sharing
+one top k; a tier whose potential is below the k-th best is not read. Property tests:
+``tests/test_index_pruning.py`` (against the exhaustive reference).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from bisect import bisect_left
+from itertools import accumulate, compress
+from operator import add
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from boost_cli.core import bm25
+from boost_cli.core.index.generation import Generation
+from boost_cli.core.index.postings import Row
+from boost_cli.core.index.ranking import (
+    LSE_TEMPERATURE,
+    QueryTerm,
+    Ranked,
+    _bound,
+    _floor,
+    _slice_part,
+    _TopGroups,
+    _up,
+    query_terms,
+)
+
+_TINY = 5e-324  # the least positive float: a content with no posting sums to 0.0
+_DEPTH = 4  # the first cut-off: the (DEPTH × k)-th largest sum of a tier (then × 4)
+
+
+class _Term:
+    """One query term's lists in a tier: its content postings (ids, and where each one's
+    run of chunk postings starts and how long it is), its row, its chunk weight and its
+    chunk postings, read when a content's exact score first needs them."""
+
+    __slots__ = ("ids", "starts", "cnt", "row", "w", "chunks")
+
+    def __init__(self, ids: array[int], cnt: array[int], row: Row, w: float) -> None:
+        self.ids, self.cnt, self.row, self.w = ids, cnt, row, w
+        self.starts = list(accumulate(cnt, initial=0))
+        self.chunks: Optional[Tuple[array[int], bytes]] = None
+
+
+class BoundRanker:
+    """The top k of one tier from its content bounds (module docstring), into the shared
+    top k."""
+
+    def __init__(
+        self,
+        gen: Generation,
+        t: int,
+        terms: List[QueryTerm],
+        top: _TopGroups,
+        how: str,
+        accept: Optional[Callable[[int], bool]],
+        group: Optional[Sequence[int]],
+        chunk_params: Tuple[float, float],
+        field_params: Tuple[float, float],
+    ) -> None:
+        self.gen, self.t, self.terms, self.top = gen, t, terms, top
+        self.how, self.accept, self.group = how, accept, group
+        self.tier = gen.tiers[t]
+        self.cb, self.ob = gen.tier_chunk_base[t], gen.tier_content_base[t]
+        self.chunk_params, self.field_params = chunk_params, field_params
+        self.max_n = gen.max_chunks(t)
+        self.bound = _bound(how, self.max_n)
+        # query term index → upper bound of its chunk list / field list in this tier
+        self.chunk_ub: Dict[int, float] = {}
+        self.field_ub: Dict[int, float] = {}
+        for qi, q in enumerate(terms):
+            row = q.rows[t]
+            if row is None:
+                continue
+            if q.w and row.n:
+                self.chunk_ub[qi] = _up(gen.list_bound(t, row, False, *chunk_params) * q.w)
+            if q.wf and row.fn:
+                self.field_ub[qi] = _up(gen.list_bound(t, row, True, *field_params) * q.wf)
+
+    @property
+    def has_lists(self) -> bool:
+        return bool(self.chunk_ub or self.field_ub)
+
+    def potential(self) -> float:
+        """The most any content of this tier can score."""
+        r = sum(self.chunk_ub.values())
+        f = sum(self.field_ub.values())
+        return _up((self.bound(r, self.max_n) if r > 0.0 else 0.0) + f)
+
+    def run(self) -> None:
+        """Rank this tier's contents into the shared top k."""
+        gen, t, tier, terms = self.gen, self.t, self.tier, self.terms
+        n_contents = tier.contents
+        lengths = gen.length_rows(*self.chunk_params)
+        lse = self.how == "lse"
+        s_acc = array("d", bytes(8 * n_contents))
+        m_acc = array("d", bytes(8 * n_contents)) if lse else s_acc
+        f_acc = array("d", bytes(8 * n_contents))
+        lists: List[_Term] = []
+        for qi in sorted(self.chunk_ub):
+            row = terms[qi].rows[t]
+            assert row is not None
+            ids, tfs, dls, cnt = tier.content_postings(row)
+            w = terms[qi].w
+            if lse:
+                for g, tf, dl, n in zip(ids, tfs, dls, cnt):
+                    u = lengths[dl][tf] * w
+                    s_acc[g] += u
+                    m_acc[g] += u * n
+            else:
+                for g, tf, dl in zip(ids, tfs, dls):
+                    s_acc[g] += lengths[dl][tf] * w
+            lists.append(_Term(ids, cnt, row, w))
+        if self.field_ub:
+            frows = gen.field_rows(t, *self.field_params)
+            for qi in sorted(self.field_ub):
+                row = terms[qi].rows[t]
+                assert row is not None
+                fids, ftfs = gen.field_list(t, row)
+                wf = terms[qi].wf
+                for g, tf in zip(fids, ftfs):
+                    f_acc[g] += frows[g][tf] * wf
+        self._lists = lists
+        self._dl = gen.tier_lengths(t)
+        self._candidates(s_acc, m_acc, f_acc)
+
+    def _candidates(self, s_acc: array[float], m_acc: array[float], f_acc: array[float]) -> None:
+        """Contents by falling bound, scored exactly until the k-th best beats the next
+        bound, in rounds of falling cut-offs on ``S + F`` (module docstring)."""
+        top, how, gen, ob = self.top, self.how, self.gen, self.ob
+        first, live, group = gen.content_first, gen.live, self.group
+        sums = list(map(add, s_acc, f_acc))
+        sample: List[float] = []
+        depth = _DEPTH * top.k
+        if top.kth() == -math.inf:
+            sample = sorted(sums, reverse=True)
+        done = bytearray(len(sums))
+        while True:
+            kth = top.kth()
+            last = _floor(how, kth, self.max_n) if kth > -math.inf else -math.inf
+            cut = max(sample[depth] if depth < len(sample) else -math.inf, last, _TINY)
+            picked = list(compress(range(len(sums)), map(cut.__le__, sums)))
+            bounds: List[Tuple[float, int]] = []
+            for g in picked:
+                if done[g]:
+                    continue
+                done[g] = 1
+                j = ob + g
+                if not live[j]:
+                    continue
+                ub = self._bound_of(s_acc[g], m_acc[g], f_acc[g], first[j + 1] - first[j])
+                if not kth > ub:
+                    bounds.append((-ub, j))
+            bounds.sort()
+            for negative, j in bounds:
+                ub = -negative
+                if top.kth() > ub:
+                    break
+                cur = top.best.get(group[j] if group is not None else j)
+                if cur is not None and cur[0] > ub:
+                    continue  # its group already has a better member
+                if self.accept is None or self.accept(j):
+                    self._exact(j, f_acc[j - ob])
+            if cut <= last or cut <= _TINY:
+                break
+            if top.kth() > _up(self.bound(cut, self.max_n)):
+                break  # the rest sum to less than the cut: none can enter
+            depth = max(4 * depth, 1)
+
+    def _bound_of(self, s: float, mass: float, f: float, n: int) -> float:
+        """The most a content of ``n`` chunks can score whose chunks score at most ``s``
+        each and ``mass`` together (lse), and whose field scores ``f``."""
+        if not s > 0.0:
+            return _up(f)
+        ub = self.bound(s, n)
+        if self.how == "lse" and n > 1:
+            full = min(int(mass / s), n)
+            if full < n:
+                t = LSE_TEMPERATURE
+                rest = mass - full * s
+                z = full + math.exp((rest - s) / t) + (n - full - 1) * math.exp(-s / t)
+                ub = min(ub, s + t * math.log(z))
+        return _up(ub + f)
+
+    def _exact(self, gcid: int, field: float) -> None:
+        """Score content ``gcid`` exactly from its chunk postings and offer it: each query
+        term's run of its chunk postings added in query order (as `ranking.accumulate`),
+        its chunks aggregated in chunk order (`ranking._slice_part`), so the same float."""
+        gen, cb = self.gen, self.cb
+        a = gen.content_first[gcid] - cb
+        z = gen.content_first[gcid + 1] - cb
+        g = gcid - self.ob
+        lengths, dls = gen.length_rows(*self.chunk_params), self._dl
+        vals = [0.0] * (z - a)
+        for term in self._lists:
+            ids = term.ids
+            i = bisect_left(ids, g)
+            if i < len(ids) and ids[i] == g:
+                if term.chunks is None:
+                    term.chunks = gen.chunk_list(self.t, term.row)
+                cids, tfs = term.chunks
+                lo = term.starts[i]
+                hi = lo + term.cnt[i]
+                w = term.w
+                for c, tf in zip(cids[lo:hi], tfs[lo:hi]):
+                    vals[c - a] += lengths[dls[c]][tf] * w
+        self._offer(gcid, vals, field if field > 0.0 else None)
+
+    def _offer(self, gcid: int, vals: List[float], field: Optional[float]) -> None:
+        """Offer content ``gcid`` whose chunks score ``vals`` (in chunk order) and whose
+        field scores ``field`` (None: no field posting) to the top k."""
+        first, end = self.gen.content_first[gcid], self.gen.content_first[gcid + 1]
+        if vals and max(vals) > 0.0:
+            part, best = _slice_part(vals, self.how)
+            chunk = first + best
+        elif field is not None:
+            part, chunk = 0.0, (first if end > first else -1)
+        else:
+            return  # no query term: not a match
+        score = part + (field if field is not None else 0.0)
+        group = self.group
+        self.top.offer(group[gcid] if group is not None else gcid, score, gcid, chunk)
+
+
+def top_groups(
+    gen: Generation,
+    weights: Mapping[str, float],
+    k: int,
+    how: str,
+    accept: Optional[Callable[[int], bool]] = None,
+    group: Optional[Sequence[int]] = None,
+    chunk_params: Tuple[float, float] = (bm25.K1, bm25.B),
+    field: Tuple[float, float, float] = (0.0, 0.0, 0.0),
+) -> List[Ranked]:
+    """The top ``k`` groups as (score, shown content, its best chunk), best first: the
+    same contract and the same result as `ranking.top_groups`, from content bounds."""
+    alpha, fk1, fb = field
+    terms = query_terms(gen, weights, alpha)
+    if not terms or k <= 0:
+        return []
+    top = _TopGroups(k)
+    rankers = [
+        BoundRanker(gen, t, terms, top, how, accept, group, chunk_params, (fk1, fb))
+        for t in range(len(gen.tiers))
+    ]
+    rankers = [rk for rk in rankers if rk.has_lists]
+    rankers.sort(key=lambda rk: -rk.potential())
+    for rk in rankers:
+        if top.kth() > rk.potential():
+            break  # by falling potential: no later tier can enter either
+        rk.run()
+    return top.ranked()
