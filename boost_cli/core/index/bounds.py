@@ -34,9 +34,9 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left
-from itertools import accumulate, compress
+from itertools import accumulate, chain, compress
 from operator import add
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core import bm25
 from boost_cli.core.index.generation import Generation
@@ -54,7 +54,8 @@ from boost_cli.core.index.ranking import (
 )
 
 _TINY = 5e-324  # the least positive float: a content with no posting sums to 0.0
-_DEPTH = 4  # the first cut-off: the (DEPTH × k)-th largest sum of a tier (then × 4)
+_DEPTH = 4  # the first cut-off: about the (DEPTH × k)-th largest sum (then × 4)
+_SAMPLE = 4096  # sums sorted to estimate it
 
 
 class _Term:
@@ -93,55 +94,43 @@ class BoundRanker:
         self.chunk_params, self.field_params = chunk_params, field_params
         self.max_n = gen.max_chunks(t)
         self.bound = _bound(how, self.max_n)
-        # query term index → upper bound of its chunk list / field list in this tier
-        self.chunk_ub: Dict[int, float] = {}
-        self.field_ub: Dict[int, float] = {}
-        for qi, q in enumerate(terms):
-            row = q.rows[t]
-            if row is None:
-                continue
-            if q.w and row.n:
-                self.chunk_ub[qi] = _up(gen.list_bound(t, row, False, *chunk_params) * q.w)
-            if q.wf and row.fn:
-                self.field_ub[qi] = _up(gen.list_bound(t, row, True, *field_params) * q.wf)
+        # the query terms (indexes, in query order) with chunk / field postings in this tier
+        rows = [q.rows[t] for q in terms]
+        self.chunk_terms = [i for i, r in enumerate(rows) if r and r.n and terms[i].w]
+        self.field_terms = [i for i, r in enumerate(rows) if r and r.fn and terms[i].wf]
 
     @property
     def has_lists(self) -> bool:
-        return bool(self.chunk_ub or self.field_ub)
+        return bool(self.chunk_terms or self.field_terms)
 
-    def potential(self) -> float:
-        """The most any content of this tier can score."""
-        r = sum(self.chunk_ub.values())
-        f = sum(self.field_ub.values())
-        return _up((self.bound(r, self.max_n) if r > 0.0 else 0.0) + f)
-
-    def run(self) -> None:
-        """Rank this tier's contents into the shared top k."""
+    def accumulate(self) -> None:
+        """Phase 1: every content's ``S``, ``M`` (lse) and exact field score ``F``, term at
+        a time over the content postings (lists of floats: faster than arrays here)."""
         gen, t, tier, terms = self.gen, self.t, self.tier, self.terms
         n_contents = tier.contents
-        lengths = gen.length_rows(*self.chunk_params)
+        table = gen.code_table(*self.chunk_params)
         lse = self.how == "lse"
-        s_acc = array("d", bytes(8 * n_contents))
-        m_acc = array("d", bytes(8 * n_contents)) if lse else s_acc
-        f_acc = array("d", bytes(8 * n_contents))
+        s_acc = [0.0] * n_contents
+        m_acc = [0.0] * n_contents if lse else s_acc
+        f_acc = [0.0] * n_contents
         lists: List[_Term] = []
-        for qi in sorted(self.chunk_ub):
+        for qi in self.chunk_terms:
             row = terms[qi].rows[t]
             assert row is not None
-            ids, tfs, dls, cnt = tier.content_postings(row)
+            ids, codes, cnt = tier.content_postings(row)
             w = terms[qi].w
             if lse:
-                for g, tf, dl, n in zip(ids, tfs, dls, cnt):
-                    u = lengths[dl][tf] * w
+                for g, c, n in zip(ids, codes, cnt):
+                    u = table[c] * w
                     s_acc[g] += u
                     m_acc[g] += u * n
             else:
-                for g, tf, dl in zip(ids, tfs, dls):
-                    s_acc[g] += lengths[dl][tf] * w
+                for g, c in zip(ids, codes):
+                    s_acc[g] += table[c] * w
             lists.append(_Term(ids, cnt, row, w))
-        if self.field_ub:
+        if self.field_terms:
             frows = gen.field_rows(t, *self.field_params)
-            for qi in sorted(self.field_ub):
+            for qi in self.field_terms:
                 row = terms[qi].rows[t]
                 assert row is not None
                 fids, ftfs = gen.field_list(t, row)
@@ -150,50 +139,26 @@ class BoundRanker:
                     f_acc[g] += frows[g][tf] * wf
         self._lists = lists
         self._dl = gen.tier_lengths(t)
-        self._candidates(s_acc, m_acc, f_acc)
+        self.s_acc, self.m_acc, self.f_acc = s_acc, m_acc, f_acc
+        self.sums = list(map(add, s_acc, f_acc))
+        self.done = bytearray(n_contents)
 
-    def _candidates(self, s_acc: array[float], m_acc: array[float], f_acc: array[float]) -> None:
-        """Contents by falling bound, scored exactly until the k-th best beats the next
-        bound, in rounds of falling cut-offs on ``S + F`` (module docstring)."""
-        top, how, gen, ob = self.top, self.how, self.gen, self.ob
-        first, live, group = gen.content_first, gen.live, self.group
-        sums = list(map(add, s_acc, f_acc))
-        sample: List[float] = []
-        depth = _DEPTH * top.k
-        if top.kth() == -math.inf:
-            sample = sorted(sums, reverse=True)
-        done = bytearray(len(sums))
-        while True:
-            kth = top.kth()
-            last = _floor(how, kth, self.max_n) if kth > -math.inf else -math.inf
-            cut = max(sample[depth] if depth < len(sample) else -math.inf, last, _TINY)
-            picked = list(compress(range(len(sums)), map(cut.__le__, sums)))
-            bounds: List[Tuple[float, int]] = []
-            for g in picked:
-                if done[g]:
-                    continue
-                done[g] = 1
-                j = ob + g
-                if not live[j]:
-                    continue
-                ub = self._bound_of(s_acc[g], m_acc[g], f_acc[g], first[j + 1] - first[j])
-                if not kth > ub:
-                    bounds.append((-ub, j))
-            bounds.sort()
-            for negative, j in bounds:
-                ub = -negative
-                if top.kth() > ub:
-                    break
-                cur = top.best.get(group[j] if group is not None else j)
-                if cur is not None and cur[0] > ub:
-                    continue  # its group already has a better member
-                if self.accept is None or self.accept(j):
-                    self._exact(j, f_acc[j - ob])
-            if cut <= last or cut <= _TINY:
-                break
-            if top.kth() > _up(self.bound(cut, self.max_n)):
-                break  # the rest sum to less than the cut: none can enter
-            depth = max(4 * depth, 1)
+    def pick(self, cut: float, kth: float, out: List[Tuple[float, int, int]], r: int) -> None:
+        """Add to ``out`` (-bound, tier ranker ``r``, content) each content not looked at
+        yet whose ``S + F`` is at least ``cut`` and whose bound is not below ``kth``."""
+        gen, ob, done = self.gen, self.ob, self.done
+        first, live = gen.content_first, gen.live
+        s_acc, m_acc, f_acc = self.s_acc, self.m_acc, self.f_acc
+        for g in compress(range(len(self.sums)), map(cut.__le__, self.sums)):
+            if done[g]:
+                continue
+            done[g] = 1
+            j = ob + g
+            if not live[j]:
+                continue
+            ub = self._bound_of(s_acc[g], m_acc[g], f_acc[g], first[j + 1] - first[j])
+            if not kth > ub:
+                out.append((-ub, r, j))
 
     def _bound_of(self, s: float, mass: float, f: float, n: int) -> float:
         """The most a content of ``n`` chunks can score whose chunks score at most ``s``
@@ -250,6 +215,43 @@ class BoundRanker:
         self.top.offer(group[gcid] if group is not None else gcid, score, gcid, chunk)
 
 
+def _candidates(rankers: List[BoundRanker], top: _TopGroups, how: str) -> None:
+    """Contents of every tier by falling bound, scored exactly until the k-th best beats
+    the next bound, in rounds of falling cut-offs on ``S + F`` (module docstring)."""
+    sample: List[float] = []
+    depth = _DEPTH * top.k
+    if top.kth() == -math.inf:
+        total = sum(len(rk.sums) for rk in rankers)
+        step = max(1, total // _SAMPLE)
+        sample = sorted(chain.from_iterable(rk.sums[::step] for rk in rankers), reverse=True)
+        depth //= step
+    while True:
+        kth = top.kth()
+        estimate = sample[depth] if depth < len(sample) else -math.inf
+        lasts = [_floor(how, kth, rk.max_n) if kth > -math.inf else -math.inf for rk in rankers]
+        cuts = [max(estimate, last, _TINY) for last in lasts]
+        bounds: List[Tuple[float, int, int]] = []
+        for r, (rk, cut) in enumerate(zip(rankers, cuts)):
+            rk.pick(cut, kth, bounds, r)
+        bounds.sort()
+        for negative, r, j in bounds:
+            ub = -negative
+            if top.kth() > ub:
+                break
+            rk = rankers[r]
+            cur = top.best.get(rk.group[j] if rk.group is not None else j)
+            if cur is not None and cur[0] > ub:
+                continue  # its group already has a better member
+            if rk.accept is None or rk.accept(j):
+                rk._exact(j, rk.f_acc[j - rk.ob])
+        if all(cut <= last or cut <= _TINY for cut, last in zip(cuts, lasts)):
+            break
+        kth = top.kth()
+        if all(kth > _up(rk.bound(cut, rk.max_n)) for rk, cut in zip(rankers, cuts)):
+            break  # what is left sums to less than the cut: none can enter
+        depth = max(4 * depth, 1)
+
+
 def top_groups(
     gen: Generation,
     weights: Mapping[str, float],
@@ -272,9 +274,8 @@ def top_groups(
         for t in range(len(gen.tiers))
     ]
     rankers = [rk for rk in rankers if rk.has_lists]
-    rankers.sort(key=lambda rk: -rk.potential())
     for rk in rankers:
-        if top.kth() > rk.potential():
-            break  # by falling potential: no later tier can enter either
-        rk.run()
+        rk.accumulate()
+    if rankers:
+        _candidates(rankers, top, how)
     return top.ranked()

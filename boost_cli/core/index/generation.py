@@ -16,11 +16,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from boost_cli.core import bm25
 from boost_cli.core.errors import IndexUnavailable
-from boost_cli.core.index.cache import BOUNDS_BUDGET, TERMS_BUDGET, Lru
+from boost_cli.core.index.cache import TERMS_BUDGET, Lru
 from boost_cli.core.index.container import Container
 from boost_cli.core.index.layout import MANIFEST, MERGE_MAGIC, damaged, segment_damaged
 from boost_cli.core.index.params import IndexParams
-from boost_cli.core.index.postings import Row
+from boost_cli.core.index.postings import Row, code_points
 from boost_cli.core.index.segment import Segment, resolve_root
 from boost_cli.core.index.tier import Tier
 
@@ -137,13 +137,12 @@ class Generation:
         self._max_chunks: Dict[int, int] = {}
         self._tier_cc: Dict[int, array[int]] = {}
         self._tier_dl: Dict[int, array[int]] = {}
+        self._codes: Dict[Tuple[float, float], List[float]] = {}
         self._live: Optional[bytes] = None
         self._tables: Dict[Tuple[str, float, float], _Rows] = {}
         self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
         self._by_hash: Optional[Dict[str, int]] = None
-        self._bounds: Lru[float] = Lru(BOUNDS_BUDGET)  # a list's best tf-part
         self._terms: Lru[List[Optional[Row]]] = Lru(TERMS_BUDGET)  # term → row per tier
-        self._seen: Lru[bool] = Lru(TERMS_BUDGET)  # lists scored once: tf-parts next time
 
     def close(self) -> None:
         for c in self._open:
@@ -185,20 +184,6 @@ class Generation:
         """Tier ``t``'s entry-field postings of ``row`` (`Tier.field_postings`)."""
         return self.tiers[t].field_postings(row)
 
-    def list_bound(self, t: int, row: Row, field: bool, k1: float, b: float) -> float:
-        """The best tf-part of a term's chunk (or field) postings in tier ``t``: the best
-        of its frontier points', kept."""
-        key = (4 + field, t, row.ffront if field else row.front, k1, b)
-        got = self._bounds.get(key)
-        if got is None:
-            tier = self.tiers[t]
-            if field:
-                lengths, points = self.field_length_rows(k1, b), tier.field_frontier(row)
-            else:
-                lengths, points = self.length_rows(k1, b), tier.frontier(row)
-            got = self._bounds.put(key, max(lengths[dl][tf] for tf, dl in points))
-        return got
-
     def chunk_rows(self, t: int, k1: float, b: float) -> List[_TfRow]:
         """Tier ``t``'s chunks (tier-local ids) → the tf-part row for their length.
 
@@ -228,6 +213,15 @@ class Generation:
             self._field_rows = {key: v for key, v in self._field_rows.items() if key[1:] == (k1, b)}
             self._field_rows[(t, k1, b)] = rows
         return rows
+
+    def code_table(self, k1: float, b: float) -> List[float]:
+        """Impact code → the tf-part that bounds its pairs (`postings.code_points`), kept."""
+        got = self._codes.get((k1, b))
+        if got is None:
+            avgdl = self.avgdl
+            got = [bm25.term_weight(tf, dl, avgdl, k1, b) for tf, dl in code_points()]
+            self._codes = {(k1, b): got}
+        return got
 
     def length_rows(self, k1: float, b: float) -> _Rows:
         """Chunk length → its tf-part row (the same rows `chunk_rows` hands out)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 import zlib
 from array import array
+from bisect import bisect_right
 from collections import Counter
 from itertools import accumulate, chain
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
@@ -29,6 +30,44 @@ _CHUNK_TAIL = struct.Struct("<IIIIIIIB")
 # ... then, with HAS_FIELD, the field postings' first, count, live count, first frontier
 # point and number of frontier points.
 _FIELD_TAIL = struct.Struct("<IIIIB")
+
+
+# Content postings store (highest tf, shortest chunk) as one u16 *impact code* on a fixed
+# grid, so a query turns a posting into its bound with one list look-up (`code_points`):
+# tf rounded up to one of 16 levels, the length down to one of 128 (exact to 16, then
+# steps of ~10 %). tf-part grows with tf and falls with the length, so the code's point
+# bounds the pair for any k1, b and avgdl.
+TF_LEVELS = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 30, 60, TF_MAX)
+
+
+def _dl_edges() -> Tuple[int, ...]:
+    edges = list(range(17))
+    while edges[-1] < 0xFFFF:
+        edges.append(min(0xFFFF, max(edges[-1] + 1, int(edges[-1] * 1.1))))
+    return tuple(edges)
+
+
+DL_EDGES = _dl_edges()  # lower edges: a length's level is the last edge at or below it
+DL_BITS = 7
+assert len(DL_EDGES) <= 1 << DL_BITS
+
+
+_TF_CODE = [
+    next(i for i, v in enumerate(TF_LEVELS) if v >= tf) << DL_BITS for tf in range(TF_MAX + 1)
+]
+
+
+def impact_codes(tfs: Iterable[int], dls: Iterable[int]) -> List[int]:
+    """The impact code of each (tf, length) pair."""
+    return [_TF_CODE[tf] | (bisect_right(DL_EDGES, dl) - 1) for tf, dl in zip(tfs, dls)]
+
+
+def code_points() -> List[Tuple[int, int]]:
+    """Per impact code, the (tf, length) whose tf-part bounds every pair with that code."""
+    return [
+        (TF_LEVELS[code >> DL_BITS], DL_EDGES[min(code & ((1 << DL_BITS) - 1), len(DL_EDGES) - 1)])
+        for code in range(len(TF_LEVELS) << DL_BITS)
+    ]
 
 
 def invert(postings: Dict[str, List[int]], first: int, chunks: Iterable[Sequence[str]]) -> None:

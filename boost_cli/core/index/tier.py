@@ -33,7 +33,15 @@ from boost_cli.core.atomic import write_bytes
 from boost_cli.core.binio import from_le, to_le
 from boost_cli.core.index.container import Container, dumps, pack
 from boost_cli.core.index.layout import TAP_MAGIC, TIER_MAGIC, TIERS, damaged
-from boost_cli.core.index.postings import Row, dictionary, find_row, rows
+from boost_cli.core.index.postings import (
+    DL_BITS,
+    TF_LEVELS,
+    Row,
+    dictionary,
+    find_row,
+    impact_codes,
+    rows,
+)
 from boost_cli.core.index.segment import safe_name
 
 TIER_CHUNKS = 0x10000  # chunks a tier holds at most (a bigger tap is a tier alone)
@@ -182,7 +190,7 @@ class Tier:
             or row.flive > row.fn
             or row.first + row.n > self._spans["post_tfs"][1]
             or row.ffirst + row.fn > self._spans["field_tfs"][1]
-            or row.cfirst + row.cn > self._spans["cont_tf"][1]
+            or 2 * (row.cfirst + row.cn) > self._spans["cont_code"][1]
             or row.cn > row.n
         ):
             raise damaged(f"{c.path.name}: postings out of bounds")
@@ -206,17 +214,18 @@ class Tier:
             raise damaged(f"{self.c.path.name}: postings out of bounds")
         return ids, self.c.slice(self._spans["field_tfs"], row.ffirst, row.ffirst + row.fn)
 
-    def content_postings(self, row: Row) -> Tuple[array[int], bytes, array[int], array[int]]:
+    def content_postings(self, row: Row) -> Tuple[array[int], array[int], array[int]]:
         """The term's content postings: tier-local content ids (ascending), and per content
-        its highest tf, shortest chunk with the term and how many of its chunks have it
-        (the contents' chunk postings are in that order, runs of these lengths)."""
+        the impact code of its highest tf and shortest chunk with the term, and how many of
+        its chunks have it (its chunk postings are a run of that length, in content order)."""
         a, n = row.cfirst, row.cn
         ids = self._ints("cont_ids", self.field_code, a, n)
-        cnt = self._ints("cont_cnt", self.count_code, a, n)
         if ids and ids[-1] >= self.contents:
             raise damaged(f"{self.c.path.name}: postings out of bounds")
-        tfs = self.c.slice(self._spans["cont_tf"], a, a + n)
-        return ids, tfs, self._ints("cont_dl", "H", a, n), cnt
+        codes = self._ints("cont_code", "H", a, n)
+        if codes and max(codes) >= len(TF_LEVELS) << DL_BITS:
+            raise damaged(f"{self.c.path.name}: postings out of bounds")
+        return ids, codes, self._ints("cont_cnt", self.count_code, a, n)
 
     def blocks(self, row: Row) -> Tuple[array[int], bytes, array[int]]:
         """Per block of the term's chunk postings: last chunk id, highest tf, shortest chunk."""
@@ -288,29 +297,30 @@ def _frontier(points: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
 
 def content_runs(
     ids: Sequence[int], tfs: bytes, owner: Sequence[int], dls: Sequence[int]
-) -> Tuple[List[int], bytes, List[int], List[int]]:
+) -> Tuple[List[int], List[int], List[int]]:
     """One term's chunk postings (``ids`` ascending, ``tfs``) as one posting per content
-    (``owner``: chunk → content): the contents ascending, and per content its highest tf,
-    its shortest chunk with the term and how many of its chunks have it. BM25's tf-part
-    grows with tf and falls with the length, so ``tf-part(highest tf, shortest chunk)`` is
-    above the term's tf-part in every chunk of the content, for any k1, b and avgdl."""
+    (``owner``: chunk → content): the contents ascending, per content the impact code of
+    its highest tf and its shortest chunk with the term (`postings.impact_codes`), and how
+    many of its chunks have it. BM25's tf-part grows with tf and falls with the length,
+    so the code's tf-part is at least the term's tf-part in every chunk of the content,
+    for any k1, b and avgdl."""
     n = len(ids)
     if not n:
-        return [], b"", [], []
+        return [], [], []
     conts = list(map(owner.__getitem__, ids))
     lens = list(map(dls.__getitem__, ids))
     starts = [0, *compress(range(1, n), map(ne, conts[1:], conts))]
     ends = [*starts[1:], n]
-    top = bytearray(len(starts))
+    top: List[int] = []
     short: List[int] = []
-    for i, (a, z) in enumerate(zip(starts, ends)):
+    for a, z in zip(starts, ends):
         if z - a == 1:
-            top[i] = tfs[a]
+            top.append(tfs[a])
             short.append(lens[a])
         else:
-            top[i] = max(tfs[a:z])
+            top.append(max(tfs[a:z]))
             short.append(min(lens[a:z]))
-    return [conts[a] for a in starts], bytes(top), short, list(map(sub, ends, starts))
+    return [conts[a] for a in starts], impact_codes(top, short), list(map(sub, ends, starts))
 
 
 def tier_bytes(
@@ -338,7 +348,7 @@ def tier_bytes(
         owner[a:z] = array("I", [j]) * (z - a)
     spans = list(map(sub, content_first[1:], content_first[:-1]))
     ccode = "B" if max(spans, default=0) <= 0xFF else "H"
-    cont_ids, cont_tf, cont_dl, cont_cnt = array(fcode), bytearray(), array("H"), array(ccode)
+    cont_ids, cont_code, cont_cnt = array(fcode), array("H"), array(ccode)
     any_dead, any_fdead = 1 in dead_chunks, 1 in dead_contents
     terms = sorted(set().union(*pieces))
     ids_all, fids_all = array(code), array(fcode)
@@ -379,9 +389,8 @@ def tier_bytes(
         cfirst = len(cont_ids)
         runs = content_runs(ids, tfs, owner, chunk_dl)
         cont_ids.extend(runs[0])
-        cont_tf += runs[1]
-        cont_dl.extend(runs[2])
-        cont_cnt.extend(runs[3])
+        cont_code.extend(runs[1])
+        cont_cnt.extend(runs[2])
         live = n - sum(map(dead_chunks.__getitem__, ids)) if any_dead else n
         flive = fn - sum(map(dead_contents.__getitem__, fids)) if any_fdead else fn
         table.append(
@@ -424,8 +433,7 @@ def tier_bytes(
         ("ffront_tf", bytes(ffront_tf)),
         ("ffront_dl", to_le(ffront_dl)),
         ("cont_ids", to_le(cont_ids)),
-        ("cont_tf", bytes(cont_tf)),
-        ("cont_dl", to_le(cont_dl)),
+        ("cont_code", to_le(cont_code)),
         ("cont_cnt", to_le(cont_cnt)),
     ]
     meta = {
@@ -454,7 +462,7 @@ def tier_bytes(
 # --------------------------------------------------------------------------- planning
 
 
-TIER_LAYOUT = 2  # what `tier_bytes` writes; in every tier's key (2: content postings)
+TIER_LAYOUT = 3  # what `tier_bytes` writes; in every tier's key (3: content postings)
 
 TierJob = Tuple[
     str, str, str, List[Dict[str, Any]], List[Tuple[Any, ...]], bytes, bytes, bytes, bytes, bytes
