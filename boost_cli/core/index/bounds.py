@@ -40,6 +40,7 @@ from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core import bm25
 from boost_cli.core.index.generation import Generation
+from boost_cli.core.index.layout import damaged
 from boost_cli.core.index.postings import Row
 from boost_cli.core.index.ranking import (
     LSE_TEMPERATURE,
@@ -59,16 +60,21 @@ _SAMPLE = 4096  # sums sorted to estimate it
 
 
 class _Term:
-    """One query term's lists in a tier: its content postings (ids, and where each one's
-    run of chunk postings starts and how long it is), its row, its chunk weight and its
-    chunk postings, read when a content's exact score first needs them."""
+    """One query term's lists in a tier: its content postings (ids, and how many chunk
+    postings each one's run holds), its row and chunk weight; where each run starts and
+    the chunk postings themselves are read when a content's exact score first needs them."""
 
-    __slots__ = ("ids", "starts", "cnt", "row", "w", "chunks")
+    __slots__ = ("ids", "cnt", "row", "w", "starts", "cids", "tfs")
 
     def __init__(self, ids: array[int], cnt: array[int], row: Row, w: float) -> None:
         self.ids, self.cnt, self.row, self.w = ids, cnt, row, w
-        self.starts = list(accumulate(cnt, initial=0))
-        self.chunks: Optional[Tuple[array[int], bytes]] = None
+        self.starts: List[int] = []
+        self.cids: Sequence[int] = ()
+        self.tfs = b""
+
+    def open(self, gen: Generation, t: int) -> None:
+        self.starts = list(accumulate(self.cnt, initial=0))
+        self.cids, self.tfs = gen.chunk_list(t, self.row)
 
 
 class BoundRanker:
@@ -119,14 +125,17 @@ class BoundRanker:
             assert row is not None
             ids, codes, cnt = tier.content_postings(row)
             w = terms[qi].w
-            if lse:
-                for g, c, n in zip(ids, codes, cnt):
-                    u = table[c] * w
-                    s_acc[g] += u
-                    m_acc[g] += u * n
-            else:
-                for g, c in zip(ids, codes):
-                    s_acc[g] += table[c] * w
+            try:
+                if lse:
+                    for g, c, n in zip(ids, codes, cnt):
+                        u = table[c] * w
+                        s_acc[g] += u
+                        m_acc[g] += u * n
+                else:
+                    for g, c in zip(ids, codes):
+                        s_acc[g] += table[c] * w
+            except IndexError as exc:  # a code past the grid, a content past the tier
+                raise damaged(f"{tier.c.path.name}: postings out of bounds") from exc
             lists.append(_Term(ids, cnt, row, w))
         if self.field_terms:
             frows = gen.field_rows(t, *self.field_params)
@@ -189,14 +198,13 @@ class BoundRanker:
             ids = term.ids
             i = bisect_left(ids, g)
             if i < len(ids) and ids[i] == g:
-                if term.chunks is None:
-                    term.chunks = gen.chunk_list(self.t, term.row)
-                cids, tfs = term.chunks
+                if not term.starts:
+                    term.open(gen, self.t)
+                cids, tfs, w = term.cids, term.tfs, term.w
                 lo = term.starts[i]
-                hi = lo + term.cnt[i]
-                w = term.w
-                for c, tf in zip(cids[lo:hi], tfs[lo:hi]):
-                    vals[c - a] += lengths[dls[c]][tf] * w
+                for x in range(lo, lo + term.cnt[i]):
+                    c = cids[x]
+                    vals[c - a] += lengths[dls[c]][tfs[x]] * w
         self._offer(gcid, vals, field if field > 0.0 else None)
 
     def _offer(self, gcid: int, vals: List[float], field: Optional[float]) -> None:
