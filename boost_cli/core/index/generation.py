@@ -114,18 +114,22 @@ class Generation:
                 raise damaged(f"{tier.c.path.name} does not match the manifest")
             self.tiers.append(tier)
         self.tap_index = {t: i for i, t in enumerate(self.tap_names)}
-        self.chunk_content = m.ints("chunk_content", "I")
-        self.chunk_live = m.read("chunk_live")
+        # Per chunk tables are read when first needed (a query reads the lengths of the
+        # tiers it scores; the exhaustive reference the rest): sizes from the TOC.
+        self.n_chunks = m.span("chunk_content")[1] // 4
+        self._chunk_content: Optional[array[int]] = None
+        self._chunk_live: Optional[bytes] = None
         self.content_first = m.ints("content_first", "I")
         self.content_kinds = m.read("content_kinds")
         if (
-            len(self.chunk_live) != len(self.chunk_content)
+            m.span("chunk_content")[1] != 4 * self.n_chunks
+            or m.span("chunk_live")[1] != self.n_chunks
+            or m.span("chunk_dl")[1] != 2 * self.n_chunks
             or len(self.content_first) != len(self.content_kinds) + 1
-            or self.content_first[-1] != len(self.chunk_content)
-            or self.chunk_live.count(1) != self.n
+            or self.content_first[-1] != self.n_chunks
         ):
             raise damaged(f"{m.path.name}: tables disagree")
-        tier_ends = [*self.tier_chunk_base[1:], len(self.chunk_content)]
+        tier_ends = [*self.tier_chunk_base[1:], self.n_chunks]
         if [t.chunks for t in self.tiers] != [
             end - base for base, end in zip(self.tier_chunk_base, tier_ends)
         ]:
@@ -143,6 +147,23 @@ class Generation:
         self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
         self._by_hash: Optional[Dict[str, int]] = None
         self._terms: Lru[List[Optional[Row]]] = Lru(TERMS_BUDGET)  # term → row per tier
+
+    @property
+    def chunk_content(self) -> array[int]:
+        """Per global chunk its global content id (`DEAD` for a copy's), read once."""
+        if self._chunk_content is None:
+            self._chunk_content = self.merge.ints("chunk_content", "I")
+        return self._chunk_content
+
+    @property
+    def chunk_live(self) -> bytes:
+        """Per global chunk 1 when it counts (not a copy's), read once and checked."""
+        if self._chunk_live is None:
+            live = self.merge.read("chunk_live")
+            if live.count(1) != self.n:
+                raise damaged(f"{self.merge.path.name}: tables disagree")
+            self._chunk_live = live
+        return self._chunk_live
 
     def close(self) -> None:
         for c in self._open:
@@ -192,7 +213,7 @@ class Generation:
         rows = self._rows.get((t, k1, b))
         if rows is None:
             if self._dl is None:
-                self._dl = self._lengths("chunk_dl", len(self.chunk_content))
+                self._dl = self._lengths("chunk_dl", self.n_chunks)
             base = self.tier_chunk_base[t]
             lengths = self._dl[base : base + self.tiers[t].chunks]
             rows = list(map(self.length_rows(k1, b).__getitem__, lengths))
@@ -250,7 +271,7 @@ class Generation:
         got = self._tier_dl.get(t)
         if got is None:
             if self._dl is None:
-                self._dl = self._lengths("chunk_dl", len(self.chunk_content))
+                self._dl = self._lengths("chunk_dl", self.n_chunks)
             base = self.tier_chunk_base[t]
             got = self._tier_dl[t] = self._dl[base : base + self.tiers[t].chunks]
         return got
