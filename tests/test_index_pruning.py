@@ -10,13 +10,15 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import pytest
 
-from boost_cli.core import index
+from boost_cli.core import bm25, index
 from boost_cli.core.index import bounds, cache, ranking, tier
+from boost_cli.core.index.postings import DL_BITS, TF_LEVELS, code_points, impact_codes
 from boost_cli.core.index.reader import IndexReader
 from boost_cli.core.tokenize import query_weights
 from tests.test_index import make_tap
@@ -241,3 +243,63 @@ def test_a_search_process_never_imports_the_build_side_or_the_llm_client() -> No
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_impact_codes_bound_every_pair_for_any_params() -> None:
+    rng = random.Random(7)
+    points = code_points()
+    pairs = [(rng.randint(1, 255), rng.choice((1, 2, 16, 17, 18, 65535, rng.randint(1, 3000))))]
+    pairs += [(rng.randint(1, 255), rng.randint(1, 65535)) for _ in range(2000)]
+    pairs += [(tf, dl) for tf in range(1, 40) for dl in range(1, 60)]
+    for (tf, dl), code in zip(pairs, impact_codes(*zip(*pairs))):
+        ptf, pdl = points[code]
+        assert ptf >= tf and pdl <= dl, (tf, dl, code)
+        for k1, b, avgdl in (
+            (1.2, 0.75, 150.0),
+            (2.0, 0.75, 9.5),
+            (0.0, 0.0, 1.0),
+            (3.0, 1.0, 400.0),
+        ):
+            assert bm25.term_weight(ptf, pdl, avgdl, k1, b) >= bm25.term_weight(
+                tf, dl, avgdl, k1, b
+            )
+    assert len(points) == len(TF_LEVELS) << DL_BITS
+
+
+def test_content_runs_are_one_posting_per_content() -> None:
+    rng = random.Random(8)
+    owner = sorted(rng.randrange(30) for _ in range(200))
+    dls = [rng.randint(1, 400) for _ in owner]
+    ids = sorted(rng.sample(range(200), 90))
+    tfs = bytes(rng.randint(1, 255) for _ in ids)
+    conts, codes, counts = tier.content_runs(ids, tfs, owner, dls)
+    want: Dict[int, List[Tuple[int, int]]] = {}
+    for c, tf in zip(ids, tfs):
+        want.setdefault(owner[c], []).append((tf, dls[c]))
+    assert conts == sorted(want) and counts == [len(want[g]) for g in conts]
+    best = [(max(tf for tf, _ in want[g]), min(dl for _, dl in want[g])) for g in conts]
+    assert codes == impact_codes(*zip(*best))
+    assert tier.content_runs([], b"", owner, dls) == ([], [], [])
+
+
+def test_every_tier_holds_content_postings_that_match_its_chunk_postings(tmp_path: Path) -> None:
+    index.build(zipf_corpus(tmp_path, random.Random(9)))
+    gen = generation(open_reader())
+    checked = 0
+    for t, tr in enumerate(gen.tiers):
+        ob, cb = gen.tier_content_base[t], gen.tier_chunk_base[t]
+        owner = [0] * tr.chunks  # tier-local content of every chunk, dead copies' too
+        for j in range(tr.contents):
+            a, z = gen.chunk_range(ob + j)
+            owner[a - cb : z - cb] = [j] * (z - a)
+        for term in VOCAB:
+            row = tr.find(term.encode(), zlib.crc32(term.encode()))
+            if row is None or not row.n:
+                continue
+            ids, tfs = tr.chunk_postings(row)
+            cids, codes, counts = tr.content_postings(row)
+            runs = tier.content_runs(ids, tfs, owner, gen.tier_lengths(t))
+            assert (list(cids), list(codes), list(counts)) == (runs[0], runs[1], runs[2])
+            assert sum(counts) == row.n and row.cn == len(cids)
+            checked += 1
+    assert checked > 20
