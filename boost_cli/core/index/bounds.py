@@ -35,7 +35,7 @@ import math
 from array import array
 from bisect import bisect_left
 from itertools import accumulate, chain, compress
-from operator import add
+from operator import add, mul, sub
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core import bm25
@@ -43,11 +43,12 @@ from boost_cli.core.index.generation import Generation
 from boost_cli.core.index.layout import damaged
 from boost_cli.core.index.postings import Row
 from boost_cli.core.index.ranking import (
+    _EPS,
     LSE_TEMPERATURE,
+    MAX2_BONUS,
     QueryTerm,
     Ranked,
     _bound,
-    _floor,
     _slice_part,
     _TopGroups,
     _up,
@@ -149,16 +150,45 @@ class BoundRanker:
         self._lists = lists
         self._dl = gen.tier_lengths(t)
         self.s_acc, self.m_acc, self.f_acc = s_acc, m_acc, f_acc
-        self.sums = list(map(add, s_acc, f_acc))
+        sums = map(add, s_acc, f_acc)
+        if self.how == "max":
+            self.keys = list(sums)
+        elif self.how == "lse":  # S + T ln n + F (also over a field-only content's F)
+            self.keys = list(map(add, sums, self._static("slack")))
+        else:  # max2: 1.25 S + F
+            self.keys = list(map(add, map(mul, s_acc, self._static("factor")), f_acc))
         self.done = bytearray(n_contents)
+
+    def _static(self, what: str) -> List[float]:
+        """Per content of the tier, what its chunk count adds to the bound from ``S``:
+        ``T ln n`` (lse) or the factor (max2); kept by the generation."""
+        key = ("bounds", what, self.t)
+        got = self.gen.memo.get(key)
+        if got is None:
+            ob, first = self.ob, self.gen.content_first
+            counts = list(
+                map(
+                    sub,
+                    first[ob + 1 : ob + self.tier.contents + 1],
+                    first[ob : ob + self.tier.contents],
+                )
+            )
+            if what == "slack":
+                t = LSE_TEMPERATURE
+                got = [t * math.log(n) if n > 1 else 0.0 for n in counts]
+            else:
+                got = [1.0 + MAX2_BONUS if n > 1 else 1.0 for n in counts]
+            self.gen.memo[key] = got
+        return got
 
     def pick(self, cut: float, kth: float, out: List[Tuple[float, int, int]], r: int) -> None:
         """Add to ``out`` (-bound, tier ranker ``r``, content) each content not looked at
-        yet whose ``S + F`` is at least ``cut`` and whose bound is not below ``kth``."""
+        yet whose first bound (``keys``) is at least ``cut`` and whose bound is not below
+        ``kth``."""
         gen, ob, done = self.gen, self.ob, self.done
         first, live = gen.content_first, gen.live
         s_acc, m_acc, f_acc = self.s_acc, self.m_acc, self.f_acc
-        for g in compress(range(len(self.sums)), map(cut.__le__, self.sums)):
+        for g in compress(range(len(self.keys)), map(cut.__le__, self.keys)):
             if done[g]:
                 continue
             done[g] = 1
@@ -223,23 +253,29 @@ class BoundRanker:
         self.top.offer(group[gcid] if group is not None else gcid, score, gcid, chunk)
 
 
-def _candidates(rankers: List[BoundRanker], top: _TopGroups, how: str) -> None:
+def _down(x: float) -> float:
+    """``x`` lowered past the float error of a bound computed another way."""
+    return x - abs(x) * 2 * _EPS - 2e-12
+
+
+def _candidates(rankers: List[BoundRanker], top: _TopGroups) -> None:
     """Contents of every tier by falling bound, scored exactly until the k-th best beats
-    the next bound, in rounds of falling cut-offs on ``S + F`` (module docstring)."""
+    the next bound. The contents looked at are those whose first bound (``S + T ln n + F``
+    for lse) reaches a cut-off: while no k-th best is known, one estimated from a sample
+    of those bounds (the 4k-th largest, then ×4), then the k-th best itself."""
     sample: List[float] = []
-    depth = _DEPTH * top.k
+    step = 1
     if top.kth() == -math.inf:
-        total = sum(len(rk.sums) for rk in rankers)
+        total = sum(len(rk.keys) for rk in rankers)
         step = max(1, total // _SAMPLE)
-        sample = sorted(chain.from_iterable(rk.sums[::step] for rk in rankers), reverse=True)
-        depth //= step
+        sample = sorted(chain.from_iterable(rk.keys[::step] for rk in rankers), reverse=True)
+    depth = _DEPTH * top.k
     while True:
         kth = top.kth()
-        estimate = sample[depth] if depth < len(sample) else -math.inf
-        lasts = [_floor(how, kth, rk.max_n) if kth > -math.inf else -math.inf for rk in rankers]
-        cuts = [max(estimate, last, _TINY) for last in lasts]
+        final = kth > -math.inf or depth // step >= len(sample)
+        cut = max(_down(kth) if final else sample[depth // step], _TINY)
         bounds: List[Tuple[float, int, int]] = []
-        for r, (rk, cut) in enumerate(zip(rankers, cuts)):
+        for r, rk in enumerate(rankers):
             rk.pick(cut, kth, bounds, r)
         bounds.sort()
         for negative, r, j in bounds:
@@ -252,11 +288,8 @@ def _candidates(rankers: List[BoundRanker], top: _TopGroups, how: str) -> None:
                 continue  # its group already has a better member
             if rk.accept is None or rk.accept(j):
                 rk._exact(j, rk.f_acc[j - rk.ob])
-        if all(cut <= last or cut <= _TINY for cut, last in zip(cuts, lasts)):
-            break
-        kth = top.kth()
-        if all(kth > _up(rk.bound(cut, rk.max_n)) for rk, cut in zip(rankers, cuts)):
-            break  # what is left sums to less than the cut: none can enter
+        if final or cut <= _TINY or top.kth() > _up(cut):
+            break  # every content whose bound reaches the k-th best was looked at
         depth = max(4 * depth, 1)
 
 
@@ -285,5 +318,5 @@ def top_groups(
     for rk in rankers:
         rk.accumulate()
     if rankers:
-        _candidates(rankers, top, how)
+        _candidates(rankers, top)
     return top.ranked()

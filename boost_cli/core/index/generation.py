@@ -142,6 +142,7 @@ class Generation:
         self._tier_cc: Dict[int, array[int]] = {}
         self._tier_dl: Dict[int, array[int]] = {}
         self._codes: Dict[Tuple[float, float], List[float]] = {}
+        self.memo: Dict[Tuple[Any, ...], Any] = {}  # per-tier tables the ranking derives
         self._live: Optional[bytes] = None
         self._tables: Dict[Tuple[str, float, float], _Rows] = {}
         self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
