@@ -4,6 +4,7 @@
     python scripts/query_shapes.py --home DIR [--home DIR10 --label 10x] [--tree NAME=PATH ...]
         [--warm-repeats N] [--mcp-passes N] [--cold-runs N] [--only warm,mcp,cold]
         [--json FILE]
+        [--home-suffix NAME=SUFFIX]   # tree NAME uses HOME+SUFFIX (an older index format)
     python scripts/query_shapes.py --home DIR --dump FILE [--k 100]   # rankings, to diff
 
 The shapes (`shapes()`), all from ../shared/eval (skipped cleanly without it):
@@ -168,7 +169,18 @@ def uptime() -> str:
 # --------------------------------------------------------------------------- trees
 
 
+# tree path → suffix of its BOOST_HOME (``--home-suffix NAME=SUFFIX``): a tree that reads
+# another index format than the others gets its own copy of each home, built by it.
+HOME_SUFFIX: Dict[str, str] = {}
+
+
+def home_of(home: Path, tree: Path) -> Path:
+    """The BOOST_HOME ``tree`` uses for ``home``: itself, or its copy named by the suffix."""
+    return Path(str(home) + HOME_SUFFIX.get(str(tree), ""))
+
+
 def tree_env(home: Path, tree: Path) -> Dict[str, str]:
+    home = home_of(home, tree)
     env = {**os.environ, "BOOST_HOME": str(home), "PYTHONPATH": str(tree)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
@@ -248,7 +260,8 @@ def warm(home: Path, trees: Dict[str, Path], repeats: int, which: Sequence[str])
     out: Dict[str, Any] = {t: {} for t in trees}
     for _ in range(2):  # two rounds: A B A B
         for name, tree in trees.items():
-            cmd = [sys.executable, str(Path(__file__).resolve()), "--warm-child", str(home)]
+            cmd = [sys.executable, str(Path(__file__).resolve())]
+            cmd += ["--warm-child", str(home_of(home, tree))]
             cmd += ["--warm-repeats", str(repeats), "--only", ",".join(which)]
             got = subprocess.run(
                 cmd,
@@ -528,6 +541,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "--label", action="append", default=[], help="a name per --home (default 1x, 10x)"
     )
     ap.add_argument("--tree", action="append", default=[], help="NAME=PATH of a checkout (repeat)")
+    ap.add_argument(
+        "--home-suffix",
+        action="append",
+        default=[],
+        help="NAME=SUFFIX: tree NAME uses HOME+SUFFIX (another index format's copy)",
+    )
     ap.add_argument("--only", default="warm,mcp,cold", help="phases, or in a child: shapes")
     ap.add_argument("--shapes", default=",".join(SHAPES), help="shapes to time")
     ap.add_argument("--warm-repeats", type=int, default=2)
@@ -549,6 +568,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         dump_child(args.home[0], args.k, args.dump, args.engine)
         return 0
     trees = parse_trees(args.tree)
+    for spec in args.home_suffix:
+        name, _, suffix = spec.partition("=")
+        if name not in trees:
+            raise SystemExit(f"--home-suffix {spec!r}: no --tree named {name!r}")
+        HOME_SUFFIX[str(trees[name])] = suffix
     which = [s for s in args.shapes.split(",") if s]
     phases = set(args.only.split(","))
     labels = args.label or ["1x", "10x", "other"][: len(args.home)]

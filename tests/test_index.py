@@ -665,7 +665,8 @@ def test_truncated_tier_is_reported(built: Path) -> None:
 def test_checksum_mismatch_in_a_table_read_at_open(built: Path) -> None:
     merge = next(built.glob("merge-*.bin"))
     c = Container(merge, MERGE_MAGIC)
-    off, _ = c.span("chunk_content")
+    off, _ = c.span("content_first")
+    late, _ = c.span("chunk_content")  # read by the exhaustive reference only: when read
     c.close()
     data = bytearray(merge.read_bytes())
     data[off] ^= 0x01
@@ -673,6 +674,15 @@ def test_checksum_mismatch_in_a_table_read_at_open(built: Path) -> None:
     with pytest.raises(IndexUnavailable, match="checksum mismatch") as err:
         index.open_index()
     assert err.value.fix == FORCE_FIX
+    data[off] ^= 0x01
+    data[late] ^= 0x01
+    merge.write_bytes(bytes(data))
+    reader = index.open_index()
+    assert reader is not None
+    gen = reader._current()
+    assert gen is not None
+    with pytest.raises(IndexUnavailable, match="checksum mismatch"):
+        assert gen.chunk_content is None  # raises first
 
 
 def test_damaged_postings_are_caught_by_verify_and_bounds(built: Path) -> None:

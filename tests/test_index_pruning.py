@@ -1,7 +1,8 @@
 """Exact top k for the queries agents send: many terms, weighted keywords, kind and tap
 filters, against the exhaustive reference (`test_index_ranking.reference`), on every path
-(whole tiers, MaxScore with skipped lists and the probes' bound from partial sums, many
-tiers), with what a warm reader keeps between queries (`index/cache.py`) and without it.
+of the content-bound ranking (`index/bounds.py`: one tier and many, one round of
+cut-offs and many, the chunk-mass bound), with what a warm reader keeps between
+queries (`index/cache.py`) and without it.
 """
 
 from __future__ import annotations
@@ -9,13 +10,15 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import pytest
 
-from boost_cli.core import index
-from boost_cli.core.index import cache, ranking, tier
+from boost_cli.core import bm25, index
+from boost_cli.core.index import bounds, cache, ranking, tier
+from boost_cli.core.index.postings import DL_BITS, TF_LEVELS, code_points, impact_codes
 from boost_cli.core.index.reader import IndexReader
 from boost_cli.core.tokenize import query_weights
 from tests.test_index import make_tap
@@ -122,37 +125,27 @@ def check(
     return seen
 
 
-def force_sparse(monkeypatch: pytest.MonkeyPatch) -> Dict[str, int]:
-    """Take MaxScore wherever a list can be skipped — in the first tier too, after the
-    seed has set a k-th best — and count the probes."""
-    monkeypatch.setattr(ranking, "SKIP_MIN", 0)
+def spy(monkeypatch: pytest.MonkeyPatch, depth: Optional[int] = None) -> Dict[str, int]:
+    """Count what the content-bound ranking does: contents bounded, bounds the chunk mass
+    made lower than ``S + T ln n``, contents scored exactly. ``depth``: the first cut-off
+    (0: the largest sum, so many rounds; large: every touched content in one round)."""
+    if depth is not None:
+        monkeypatch.setattr(bounds, "_DEPTH", depth)
+    counts = {"bounded": 0, "tightened": 0, "exact": 0}
+    real_bound, real_exact = bounds.BoundRanker._bound_of, bounds.BoundRanker._exact
 
-    def pays(self: ranking._TierRanker, postings: int) -> bool:
-        self._seed()
-        return bool(self._non_essential())
+    def bound_of(self: bounds.BoundRanker, s: float, mass: float, f: float, n: int) -> float:
+        counts["bounded"] += 1
+        got = real_bound(self, s, mass, f, n)
+        counts["tightened"] += s > 0.0 and got < ranking._up(self.bound(s, n) + f)
+        return got
 
-    monkeypatch.setattr(ranking._TierRanker, "_sparse_pays", pays)
-    counts = {"sparse": 0, "exact": 0, "ruled_out": 0}
-    real_sparse, real_exact = ranking._TierRanker._sparse, ranking._TierRanker._exact
-
-    def sparse(self: ranking._TierRanker, *args: object) -> None:
-        counts["sparse"] += 1
-        real_sparse(self, *args)  # type: ignore[arg-type]
-
-    def exact(self: ranking._TierRanker, gcid: int) -> None:
+    def exact(self: bounds.BoundRanker, gcid: int, field: float) -> None:
         counts["exact"] += 1
-        real_exact(self, gcid)
+        real_exact(self, gcid, field)
 
-    real_probe = ranking._TierRanker._probe_bound
-
-    def probe(self: ranking._TierRanker, *args: object) -> bool:
-        must = real_probe(self, *args)  # type: ignore[arg-type]
-        counts["ruled_out"] += not must
-        return must
-
-    monkeypatch.setattr(ranking._TierRanker, "_sparse", sparse)
-    monkeypatch.setattr(ranking._TierRanker, "_exact", exact)
-    monkeypatch.setattr(ranking._TierRanker, "_probe_bound", probe)
+    monkeypatch.setattr(bounds.BoundRanker, "_bound_of", bound_of)
+    monkeypatch.setattr(bounds.BoundRanker, "_exact", exact)
     return counts
 
 
@@ -166,10 +159,13 @@ def test_many_term_weighted_queries_with_filters_equal_exhaustive_scoring(
     seen = check(reader, random.Random(seed), 40, taps, VOCAB)
     assert seen["hits"] > 150 and seen["terms"] >= 12
     assert seen["filtered"] > 10 and seen["keyword_weights"] > 30
-    counts = force_sparse(monkeypatch)
+    counts = spy(monkeypatch)
     check(reader, random.Random(seed + 100), 40, taps, VOCAB)
-    # MaxScore was taken, and the bound from the partial sums left some probes out
-    assert counts["sparse"] > 5 and counts["exact"] > 0 and counts["ruled_out"] > 0
+    # Most bounded contents were never scored, and the chunk mass lowered some bounds.
+    assert 0 < counts["exact"] < counts["bounded"] // 2 and counts["tightened"] > 0
+    for depth in (0, 1000):  # many rounds of cut-offs; all contents in one
+        spy(monkeypatch, depth)
+        check(reader, random.Random(seed + depth), 20, taps, VOCAB)
 
 
 @pytest.mark.parametrize("seed", [13, 14])
@@ -181,10 +177,11 @@ def test_many_term_queries_over_many_tiers_equal_exhaustive_scoring(
     reader = open_reader()
     assert len(generation(reader).tiers) >= 3
     taps = (None, ("a",), ("b", "c"))
+    counts = spy(monkeypatch)
     check(reader, random.Random(seed), 30, taps, VOCAB)
-    counts = force_sparse(monkeypatch)
+    assert 0 < counts["exact"] < counts["bounded"] and counts["tightened"] > 0
+    spy(monkeypatch, 0)
     check(reader, random.Random(seed + 100), 30, taps, VOCAB)
-    assert counts["sparse"] > 5
 
 
 def test_the_old_corpus_with_agent_queries_equals_exhaustive_scoring(
@@ -194,7 +191,7 @@ def test_the_old_corpus_with_agent_queries_equals_exhaustive_scoring(
     index.build(random_corpus(tmp_path, random.Random(15)))
     reader = open_reader()
     check(reader, random.Random(15), 30, (None, ("a",), ("b", "c")), WORDS + EXTRA)
-    force_sparse(monkeypatch)
+    spy(monkeypatch, 0)
     check(reader, random.Random(16), 30, (None, ("a",), ("b", "c")), WORDS + EXTRA)
 
 
@@ -209,7 +206,7 @@ def test_the_warm_caches_change_no_ranking_and_follow_a_rebuild(tmp_path: Path) 
     fresh = [open_reader().query(weights=query_weights(*q), k=8) for q in queries]
     assert first == again == fresh
     gen = generation(warm)
-    assert len(gen._bounds) > 0 and len(gen._terms) > 0
+    assert len(gen._terms) > 0 and gen._codes
     # A rebuild with one tap changed: the warm reader opens the new generation, whose
     # caches start empty, and answers as a reader opened afterwards does.
     files = {"zz/SKILL.md": " ".join(WORDS) + " brand new words\n"}
@@ -249,3 +246,63 @@ def test_a_search_process_never_imports_the_build_side_or_the_llm_client() -> No
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_impact_codes_bound_every_pair_for_any_params() -> None:
+    rng = random.Random(7)
+    points = code_points()
+    pairs = [(rng.randint(1, 255), rng.choice((1, 2, 16, 17, 18, 65535, rng.randint(1, 3000))))]
+    pairs += [(rng.randint(1, 255), rng.randint(1, 65535)) for _ in range(2000)]
+    pairs += [(tf, dl) for tf in range(1, 40) for dl in range(1, 60)]
+    for (tf, dl), code in zip(pairs, impact_codes(*zip(*pairs))):
+        ptf, pdl = points[code]
+        assert ptf >= tf and pdl <= dl, (tf, dl, code)
+        for k1, b, avgdl in (
+            (1.2, 0.75, 150.0),
+            (2.0, 0.75, 9.5),
+            (0.0, 0.0, 1.0),
+            (3.0, 1.0, 400.0),
+        ):
+            assert bm25.term_weight(ptf, pdl, avgdl, k1, b) >= bm25.term_weight(
+                tf, dl, avgdl, k1, b
+            )
+    assert len(points) == len(TF_LEVELS) << DL_BITS
+
+
+def test_content_runs_are_one_posting_per_content() -> None:
+    rng = random.Random(8)
+    owner = sorted(rng.randrange(30) for _ in range(200))
+    dls = [rng.randint(1, 400) for _ in owner]
+    ids = sorted(rng.sample(range(200), 90))
+    tfs = bytes(rng.randint(1, 255) for _ in ids)
+    conts, codes, counts = tier.content_runs(ids, tfs, owner, dls)
+    want: Dict[int, List[Tuple[int, int]]] = {}
+    for c, tf in zip(ids, tfs):
+        want.setdefault(owner[c], []).append((tf, dls[c]))
+    assert conts == sorted(want) and counts == [len(want[g]) for g in conts]
+    best = [(max(tf for tf, _ in want[g]), min(dl for _, dl in want[g])) for g in conts]
+    assert codes == impact_codes(*zip(*best))
+    assert tier.content_runs([], b"", owner, dls) == ([], [], [])
+
+
+def test_every_tier_holds_content_postings_that_match_its_chunk_postings(tmp_path: Path) -> None:
+    index.build(zipf_corpus(tmp_path, random.Random(9)))
+    gen = generation(open_reader())
+    checked = 0
+    for t, tr in enumerate(gen.tiers):
+        ob, cb = gen.tier_content_base[t], gen.tier_chunk_base[t]
+        owner = [0] * tr.chunks  # tier-local content of every chunk, dead copies' too
+        for j in range(tr.contents):
+            a, z = gen.chunk_range(ob + j)
+            owner[a - cb : z - cb] = [j] * (z - a)
+        for term in VOCAB:
+            row = tr.find(term.encode(), zlib.crc32(term.encode()))
+            if row is None or not row.n:
+                continue
+            ids, tfs = tr.chunk_postings(row)
+            cids, codes, counts = tr.content_postings(row)
+            runs = tier.content_runs(ids, tfs, owner, gen.tier_lengths(t))
+            assert (list(cids), list(codes), list(counts)) == (runs[0], runs[1], runs[2])
+            assert sum(counts) == row.n and row.cn == len(cids)
+            checked += 1
+    assert checked > 20

@@ -434,8 +434,13 @@ def test_group_keys_map_file_hashes_to_groups(tmp_path: Path) -> None:
 def test_old_format_says_run_reindex(tmp_path: Path) -> None:
     index.build([make_tap(tmp_path, "t", {"a/SKILL.md": "x y z\n"})])
     path = index_dir() / index.MANIFEST
-    path.write_text(path.read_text().replace('"version": 3', '"version": 2'))
+    path.write_text(path.read_text().replace('"version": 4', '"version": 3'))
     with pytest.raises(IndexUnavailable) as exc:
         index.open_index()
-    assert exc.value.message == "the search index has format version 2, this boost reads version 3"
+    assert exc.value.message == "the search index has format version 3, this boost reads version 4"
     assert exc.value.fix == "run 'boost reindex'"
+    # `boost reindex` over the old format builds the new one from scratch.
+    report = index.build([make_tap(tmp_path, "t", {"a/SKILL.md": "zeppelin ballast\n"})])
+    assert report.built == ("t",)
+    reader = index.open_index()
+    assert reader is not None and [h.entry.name for h in reader.query("zeppelin")] == ["a"]

@@ -1,7 +1,6 @@
 """What an opened generation keeps between queries: the query terms' dictionary rows
-(one look-up per tier each) and their lists' upper bounds (a frontier read each), so a
-warm query (``boost mcp``) does not look up again what an earlier one did: common terms
-come back. Values are exactly what `Tier.find` and the frontier give.
+(one look-up per tier each), so a warm query (``boost mcp``) does not look up again what
+an earlier one did: common terms come back. Values are exactly what `Tier.find` gives.
 
 Not kept (measured, issue 21): the posting lists themselves, and each posting's tf-part
 as a double. A stream of agent queries reads ~70 k postings a query at 1x and ~1 M at
@@ -14,7 +13,6 @@ from __future__ import annotations
 
 from typing import Dict, Generic, Hashable, Optional, Tuple, TypeVar
 
-BOUNDS_BUDGET = 1 << 16  # lists' bounds (a term in each tier: 29 tiers at 10x)
 TERMS_BUDGET = 1 << 14  # dictionary rows of this many query terms
 
 V = TypeVar("V")

@@ -16,11 +16,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from boost_cli.core import bm25, origin
 from boost_cli.core.errors import IndexUnavailable
-from boost_cli.core.index.cache import BOUNDS_BUDGET, TERMS_BUDGET, Lru
+from boost_cli.core.index.cache import TERMS_BUDGET, Lru
 from boost_cli.core.index.container import Container
 from boost_cli.core.index.layout import MANIFEST, MERGE_MAGIC, damaged, segment_damaged
 from boost_cli.core.index.params import IndexParams
-from boost_cli.core.index.postings import Row
+from boost_cli.core.index.postings import Row, code_points
 from boost_cli.core.index.segment import Segment, resolve_root
 from boost_cli.core.index.tier import Tier
 
@@ -121,18 +121,22 @@ class Generation:
                 raise damaged(f"{tier.c.path.name} does not match the manifest")
             self.tiers.append(tier)
         self.tap_index = {t: i for i, t in enumerate(self.tap_names)}
-        self.chunk_content = m.ints("chunk_content", "I")
-        self.chunk_live = m.read("chunk_live")
+        # Per chunk tables are read when first needed (a query reads the lengths of the
+        # tiers it scores; the exhaustive reference the rest): sizes from the TOC.
+        self.n_chunks = m.span("chunk_content")[1] // 4
+        self._chunk_content: Optional[array[int]] = None
+        self._chunk_live: Optional[bytes] = None
         self.content_first = m.ints("content_first", "I")
         self.content_kinds = m.read("content_kinds")
         if (
-            len(self.chunk_live) != len(self.chunk_content)
+            m.span("chunk_content")[1] != 4 * self.n_chunks
+            or m.span("chunk_live")[1] != self.n_chunks
+            or m.span("chunk_dl")[1] != 2 * self.n_chunks
             or len(self.content_first) != len(self.content_kinds) + 1
-            or self.content_first[-1] != len(self.chunk_content)
-            or self.chunk_live.count(1) != self.n
+            or self.content_first[-1] != self.n_chunks
         ):
             raise damaged(f"{m.path.name}: tables disagree")
-        tier_ends = [*self.tier_chunk_base[1:], len(self.chunk_content)]
+        tier_ends = [*self.tier_chunk_base[1:], self.n_chunks]
         if [t.chunks for t in self.tiers] != [
             end - base for base, end in zip(self.tier_chunk_base, tier_ends)
         ]:
@@ -143,13 +147,31 @@ class Generation:
         self._field_dl: Optional[array[int]] = None
         self._max_chunks: Dict[int, int] = {}
         self._tier_cc: Dict[int, array[int]] = {}
+        self._tier_dl: Dict[int, array[int]] = {}
+        self._codes: Dict[Tuple[float, float], List[float]] = {}
+        self.memo: Dict[Tuple[Any, ...], Any] = {}  # per-tier tables the ranking derives
         self._live: Optional[bytes] = None
         self._tables: Dict[Tuple[str, float, float], _Rows] = {}
         self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
         self._by_hash: Optional[Dict[str, int]] = None
-        self._bounds: Lru[float] = Lru(BOUNDS_BUDGET)  # a list's best tf-part
         self._terms: Lru[List[Optional[Row]]] = Lru(TERMS_BUDGET)  # term → row per tier
-        self._seen: Lru[bool] = Lru(TERMS_BUDGET)  # lists scored once: tf-parts next time
+
+    @property
+    def chunk_content(self) -> array[int]:
+        """Per global chunk its global content id (`DEAD` for a copy's), read once."""
+        if self._chunk_content is None:
+            self._chunk_content = self.merge.ints("chunk_content", "I")
+        return self._chunk_content
+
+    @property
+    def chunk_live(self) -> bytes:
+        """Per global chunk 1 when it counts (not a copy's), read once and checked."""
+        if self._chunk_live is None:
+            live = self.merge.read("chunk_live")
+            if live.count(1) != self.n:
+                raise damaged(f"{self.merge.path.name}: tables disagree")
+            self._chunk_live = live
+        return self._chunk_live
 
     def close(self) -> None:
         for c in self._open:
@@ -191,20 +213,6 @@ class Generation:
         """Tier ``t``'s entry-field postings of ``row`` (`Tier.field_postings`)."""
         return self.tiers[t].field_postings(row)
 
-    def list_bound(self, t: int, row: Row, field: bool, k1: float, b: float) -> float:
-        """The best tf-part of a term's chunk (or field) postings in tier ``t``: the best
-        of its frontier points', kept."""
-        key = (4 + field, t, row.ffront if field else row.front, k1, b)
-        got = self._bounds.get(key)
-        if got is None:
-            tier = self.tiers[t]
-            if field:
-                lengths, points = self.field_length_rows(k1, b), tier.field_frontier(row)
-            else:
-                lengths, points = self.length_rows(k1, b), tier.frontier(row)
-            got = self._bounds.put(key, max(lengths[dl][tf] for tf, dl in points))
-        return got
-
     def chunk_rows(self, t: int, k1: float, b: float) -> List[_TfRow]:
         """Tier ``t``'s chunks (tier-local ids) → the tf-part row for their length.
 
@@ -213,7 +221,7 @@ class Generation:
         rows = self._rows.get((t, k1, b))
         if rows is None:
             if self._dl is None:
-                self._dl = self._lengths("chunk_dl", len(self.chunk_content))
+                self._dl = self._lengths("chunk_dl", self.n_chunks)
             base = self.tier_chunk_base[t]
             lengths = self._dl[base : base + self.tiers[t].chunks]
             rows = list(map(self.length_rows(k1, b).__getitem__, lengths))
@@ -234,6 +242,15 @@ class Generation:
             self._field_rows = {key: v for key, v in self._field_rows.items() if key[1:] == (k1, b)}
             self._field_rows[(t, k1, b)] = rows
         return rows
+
+    def code_table(self, k1: float, b: float) -> List[float]:
+        """Impact code → the tf-part that bounds its pairs (`postings.code_points`), kept."""
+        got = self._codes.get((k1, b))
+        if got is None:
+            avgdl = self.avgdl
+            got = [bm25.term_weight(tf, dl, avgdl, k1, b) for tf, dl in code_points()]
+            self._codes = {(k1, b): got}
+        return got
 
     def length_rows(self, k1: float, b: float) -> _Rows:
         """Chunk length → its tf-part row (the same rows `chunk_rows` hands out)."""
@@ -256,6 +273,16 @@ class Generation:
         if len(dl) != n:
             raise damaged(f"{self.merge.path.name}: tables disagree")
         return dl
+
+    def tier_lengths(self, t: int) -> array[int]:
+        """Tier ``t``'s chunks (tier-local ids) → their lengths."""
+        got = self._tier_dl.get(t)
+        if got is None:
+            if self._dl is None:
+                self._dl = self._lengths("chunk_dl", self.n_chunks)
+            base = self.tier_chunk_base[t]
+            got = self._tier_dl[t] = self._dl[base : base + self.tiers[t].chunks]
+        return got
 
     def tier_chunk_content(self, t: int) -> array[int]:
         """Tier ``t``'s chunks (tier-local ids) → global content id (`DEAD` for a copy's)."""

@@ -10,8 +10,9 @@ from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.models import KINDS
 
 # 2: entry field postings, near-duplicate signatures and groups. 3: postings in tiers
-# (block maxima, live counts), segments without postings.
-FORMAT_VERSION = 3
+# (block maxima, live counts), segments without postings. 4: content postings in the
+# tiers (per term and content: highest tf, shortest chunk, chunks), the ranking's bounds.
+FORMAT_VERSION = 4
 ENGINE = "bm25"
 MANIFEST = "manifest.json"
 SEGMENTS = "segments"

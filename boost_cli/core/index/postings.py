@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 import zlib
 from array import array
+from bisect import bisect_right
 from collections import Counter
 from itertools import accumulate, chain
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
@@ -23,11 +24,50 @@ TF_MAX = 255  # tf is stored in one byte: no ~1000-character chunk holds a term 
 TERM_MAX_BYTES = 255  # a dictionary row stores its term's length in one byte
 HAS_FIELD = 0x80000000  # set in a row's count: the field part of the row follows
 # After a row's term: the chunk postings' first, count (| HAS_FIELD), live count, first
-# block and first frontier point (u32 each), and the number of frontier points (u8) ...
-_CHUNK_TAIL = struct.Struct("<IIIIIB")
+# block, first frontier point, first content posting and content postings (u32 each),
+# and the number of frontier points (u8) ...
+_CHUNK_TAIL = struct.Struct("<IIIIIIIB")
 # ... then, with HAS_FIELD, the field postings' first, count, live count, first frontier
 # point and number of frontier points.
 _FIELD_TAIL = struct.Struct("<IIIIB")
+
+
+# Content postings store (highest tf, shortest chunk) as one u16 *impact code* on a fixed
+# grid, so a query turns a posting into its bound with one list look-up (`code_points`):
+# tf rounded up to one of 16 levels, the length down to one of 128 (exact to 16, then
+# steps of ~10 %). tf-part grows with tf and falls with the length, so the code's point
+# bounds the pair for any k1, b and avgdl.
+TF_LEVELS = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 30, 60, TF_MAX)
+
+
+def _dl_edges() -> Tuple[int, ...]:
+    edges = list(range(17))
+    while edges[-1] < 0xFFFF:
+        edges.append(min(0xFFFF, max(edges[-1] + 1, int(edges[-1] * 1.1))))
+    return tuple(edges)
+
+
+DL_EDGES = _dl_edges()  # lower edges: a length's level is the last edge at or below it
+DL_BITS = 7
+assert len(DL_EDGES) <= 1 << DL_BITS
+
+
+_TF_CODE = [
+    next(i for i, v in enumerate(TF_LEVELS) if v >= tf) << DL_BITS for tf in range(TF_MAX + 1)
+]
+
+
+def impact_codes(tfs: Iterable[int], dls: Iterable[int]) -> List[int]:
+    """The impact code of each (tf, length) pair."""
+    return [_TF_CODE[tf] | (bisect_right(DL_EDGES, dl) - 1) for tf, dl in zip(tfs, dls)]
+
+
+def code_points() -> List[Tuple[int, int]]:
+    """Per impact code, the (tf, length) whose tf-part bounds every pair with that code."""
+    return [
+        (TF_LEVELS[code >> DL_BITS], DL_EDGES[min(code & ((1 << DL_BITS) - 1), len(DL_EDGES) - 1)])
+        for code in range(len(TF_LEVELS) << DL_BITS)
+    ]
 
 
 def invert(postings: Dict[str, List[int]], first: int, chunks: Iterable[Sequence[str]]) -> None:
@@ -72,8 +112,9 @@ def tap_sections(
 
 class Row(NamedTuple):
     """A term's dictionary row in a tier: where its chunk postings, blocks and frontier
-    points are, how many of its postings are in live chunks, and the same for its entry
-    field postings (no blocks: one posting per content)."""
+    points are, how many of its postings are in live chunks, the same for its entry
+    field postings (no blocks: one posting per content), and where its content postings
+    are (one per content with the term in a chunk: the bounds the ranking starts from)."""
 
     first: int
     n: int  # chunk postings
@@ -86,13 +127,24 @@ class Row(NamedTuple):
     flive: int = 0
     ffront: int = 0
     n_ffront: int = 0
+    cfirst: int = 0
+    cn: int = 0  # content postings
 
     def pack(self, term: bytes) -> bytes:
         count = self.n | (HAS_FIELD if self.fn else 0)
         row = (
             bytes((len(term),))
             + term
-            + _CHUNK_TAIL.pack(self.first, count, self.live, self.block, self.front, self.n_front)
+            + _CHUNK_TAIL.pack(
+                self.first,
+                count,
+                self.live,
+                self.block,
+                self.front,
+                self.cfirst,
+                self.cn,
+                self.n_front,
+            )
         )
         if self.fn:
             row += _FIELD_TAIL.pack(self.ffirst, self.fn, self.flive, self.ffront, self.n_ffront)
@@ -127,14 +179,29 @@ def _parse(data: bytes, i: int) -> Tuple[bytes, Row, int]:
     j = i + 1 + data[i]
     if j + _CHUNK_TAIL.size > size:
         raise ValueError("bad dictionary row")
-    first, count, live, block, front, n_front = _CHUNK_TAIL.unpack_from(data, j)
+    first, count, live, block, front, cfirst, cn, n_front = _CHUNK_TAIL.unpack_from(data, j)
     end = j + _CHUNK_TAIL.size
     if not count & HAS_FIELD:
-        return data[i + 1 : j], Row(first, count, live, block, front, n_front), end
+        row = Row(first, count, live, block, front, n_front, cfirst=cfirst, cn=cn)
+        return data[i + 1 : j], row, end
     if end + _FIELD_TAIL.size > size:
         raise ValueError("bad dictionary row")
-    tail = _FIELD_TAIL.unpack_from(data, end)
-    row = Row(first, count & ~HAS_FIELD, live, block, front, n_front, *tail)
+    ffirst, fn, flive, ffront, n_ffront = _FIELD_TAIL.unpack_from(data, end)
+    row = Row(
+        first,
+        count & ~HAS_FIELD,
+        live,
+        block,
+        front,
+        n_front,
+        ffirst,
+        fn,
+        flive,
+        ffront,
+        n_ffront,
+        cfirst,
+        cn,
+    )
     return data[i + 1 : j], row, end + _FIELD_TAIL.size
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from boost_cli.core.errors import UsageError
+from boost_cli.core.index.bounds import top_groups
 from boost_cli.core.index.generation import Generation
 from boost_cli.core.index.hits import hit
 from boost_cli.core.index.layout import KIND_BITS, MANIFEST, damaged
 from boost_cli.core.index.manifest import load_manifest
 from boost_cli.core.index.params import check_aggregation, check_collapse
-from boost_cli.core.index.ranking import top_groups
 from boost_cli.core.models import KINDS, Hit
 from boost_cli.core.paths import index_dir
 from boost_cli.core.tokenize import query_weights

@@ -24,6 +24,8 @@ import struct
 import zlib
 from array import array
 from bisect import bisect_left
+from itertools import compress
+from operator import ne, sub
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -31,7 +33,13 @@ from boost_cli.core.atomic import write_bytes
 from boost_cli.core.binio import from_le, to_le
 from boost_cli.core.index.container import Container, dumps, pack
 from boost_cli.core.index.layout import TAP_MAGIC, TIER_MAGIC, TIERS, damaged
-from boost_cli.core.index.postings import Row, dictionary, find_row, rows
+from boost_cli.core.index.postings import (
+    Row,
+    dictionary,
+    find_row,
+    impact_codes,
+    rows,
+)
 from boost_cli.core.index.segment import safe_name
 
 TIER_CHUNKS = 0x10000  # chunks a tier holds at most (a bigger tap is a tier alone)
@@ -141,6 +149,7 @@ class Tier:
                 self.n_buckets = n = int(meta["buckets"])
                 self.id_code = str(meta["id_code"])
                 self.field_code = str(meta["field_code"])
+                self.count_code = str(meta["count_code"])
                 self.block = int(meta["block"])
             except (KeyError, TypeError, ValueError) as exc:
                 raise damaged(f"{path.name} has a bad table of contents") from exc
@@ -149,6 +158,7 @@ class Tier:
                 or n & (n - 1)
                 or self.block < 1
                 or {self.id_code, self.field_code} - {"H", "I"}
+                or self.count_code not in ("B", "H")
             ):
                 raise damaged(f"{path.name} has a bad table of contents")
             self._spans = {name: c.span(name) for name in c.sections}
@@ -178,12 +188,14 @@ class Tier:
             or row.flive > row.fn
             or row.first + row.n > self._spans["post_tfs"][1]
             or row.ffirst + row.fn > self._spans["field_tfs"][1]
+            or 2 * (row.cfirst + row.cn) > self._spans["cont_code"][1]
+            or row.cn > row.n
         ):
             raise damaged(f"{c.path.name}: postings out of bounds")
         return row
 
     def _ints(self, section: str, code: str, first: int, n: int) -> array[int]:
-        w = 2 if code == "H" else 4
+        w = {"B": 1, "H": 2}.get(code, 4)
         return from_le(code, self.c.slice(self._spans[section], first * w, (first + n) * w))
 
     def chunk_postings(self, row: Row) -> Tuple[array[int], bytes]:
@@ -199,6 +211,21 @@ class Tier:
         if ids and ids[-1] >= self.contents:
             raise damaged(f"{self.c.path.name}: postings out of bounds")
         return ids, self.c.slice(self._spans["field_tfs"], row.ffirst, row.ffirst + row.fn)
+
+    def content_postings(self, row: Row) -> Tuple[array[int], array[int], array[int]]:
+        """The term's content postings: tier-local content ids (ascending), and per content
+        the impact code of its highest tf and shortest chunk with the term, and how many of
+        its chunks have it (its chunk postings are a run of that length, in content order)."""
+        a, n = row.cfirst, row.cn
+        ids = self._ints("cont_ids", self.field_code, a, n)
+        if ids and ids[-1] >= self.contents:
+            raise damaged(f"{self.c.path.name}: postings out of bounds")
+        # A code past the grid fails its look-up (`bounds`: damaged).
+        return (
+            ids,
+            self._ints("cont_code", "H", a, n),
+            self._ints("cont_cnt", self.count_code, a, n),
+        )
 
     def blocks(self, row: Row) -> Tuple[array[int], bytes, array[int]]:
         """Per block of the term's chunk postings: last chunk id, highest tf, shortest chunk."""
@@ -268,6 +295,34 @@ def _frontier(points: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
     return out
 
 
+def content_runs(
+    ids: Sequence[int], tfs: bytes, owner: Sequence[int], dls: Sequence[int]
+) -> Tuple[List[int], List[int], List[int]]:
+    """One term's chunk postings (``ids`` ascending, ``tfs``) as one posting per content
+    (``owner``: chunk → content): the contents ascending, per content the impact code of
+    its highest tf and its shortest chunk with the term (`postings.impact_codes`), and how
+    many of its chunks have it. BM25's tf-part grows with tf and falls with the length,
+    so the code's tf-part is at least the term's tf-part in every chunk of the content,
+    for any k1, b and avgdl."""
+    n = len(ids)
+    if not n:
+        return [], [], []
+    conts = list(map(owner.__getitem__, ids))
+    lens = list(map(dls.__getitem__, ids))
+    starts = [0, *compress(range(1, n), map(ne, conts[1:], conts))]
+    ends = [*starts[1:], n]
+    top: List[int] = []
+    short: List[int] = []
+    for a, z in zip(starts, ends):
+        if z - a == 1:
+            top.append(tfs[a])
+            short.append(lens[a])
+        else:
+            top.append(max(tfs[a:z]))
+            short.append(min(lens[a:z]))
+    return [conts[a] for a in starts], impact_codes(top, short), list(map(sub, ends, starts))
+
+
 def tier_bytes(
     taps: Sequence[Dict[str, Any]],
     pieces: Sequence[Dict[bytes, Lists]],
@@ -275,14 +330,25 @@ def tier_bytes(
     field_dl: array[int],
     dead_chunks: bytes,
     dead_contents: bytes,
+    content_first: Sequence[int],
 ) -> bytes:
     """A tier file of ``taps`` (their meta records: tap, key, chunks, contents, bases) from
     ``pieces`` (term → postings, tier-local ids, in tap order). ``chunk_dl`` and
     ``field_dl`` are the tier's chunk and field lengths; ``dead_chunks`` and
     ``dead_contents`` have a 1 for each chunk and content that is a copy of an earlier
-    tap's (their postings do not count in the live counts)."""
+    tap's (their postings do not count in the live counts); ``content_first`` the first
+    tier-local chunk of each tier-local content, and the number of chunks last."""
     n_chunks, n_contents = len(chunk_dl), len(field_dl)
     code, fcode = _code(n_chunks), _code(n_contents)
+    if len(content_first) != n_contents + 1 or (content_first and content_first[-1] != n_chunks):
+        raise ValueError("content_first does not match the tier")
+    owner = array("I", bytes(4 * n_chunks))
+    for j in range(n_contents):
+        a, z = content_first[j], content_first[j + 1]
+        owner[a:z] = array("I", [j]) * (z - a)
+    spans = list(map(sub, content_first[1:], content_first[:-1]))
+    ccode = "B" if max(spans, default=0) <= 0xFF else "H"
+    cont_ids, cont_code, cont_cnt = array(fcode), array("H"), array(ccode)
     any_dead, any_fdead = 1 in dead_chunks, 1 in dead_contents
     terms = sorted(set().union(*pieces))
     ids_all, fids_all = array(code), array(fcode)
@@ -320,6 +386,11 @@ def tier_bytes(
         for tf, dl in _frontier(list(zip(ftfs, map(field_dl.__getitem__, fids)))):
             ffront_tf.append(tf)
             ffront_dl.append(dl)
+        cfirst = len(cont_ids)
+        runs = content_runs(ids, tfs, owner, chunk_dl)
+        cont_ids.extend(runs[0])
+        cont_code.extend(runs[1])
+        cont_cnt.extend(runs[2])
         live = n - sum(map(dead_chunks.__getitem__, ids)) if any_dead else n
         flive = fn - sum(map(dead_contents.__getitem__, fids)) if any_fdead else fn
         table.append(
@@ -335,6 +406,8 @@ def tier_bytes(
                 flive,
                 ffront,
                 len(ffront_tf) - ffront,
+                cfirst,
+                len(cont_ids) - cfirst,
             )
         )
         if n:
@@ -359,6 +432,9 @@ def tier_bytes(
         ("field_tfs", bytes(ftfs_all)),
         ("ffront_tf", bytes(ffront_tf)),
         ("ffront_dl", to_le(ffront_dl)),
+        ("cont_ids", to_le(cont_ids)),
+        ("cont_code", to_le(cont_code)),
+        ("cont_cnt", to_le(cont_cnt)),
     ]
     meta = {
         "kind": "tier",
@@ -367,6 +443,7 @@ def tier_bytes(
         "contents": n_contents,
         "id_code": code,
         "field_code": fcode,
+        "count_code": ccode,
         "buckets": n_buckets,
         "block": BLOCK,
         "counts": {
@@ -375,6 +452,7 @@ def tier_bytes(
             "field_terms": sum(1 for r in table if r.fn),
             "field_postings": len(fids_all),
             "blocks": len(blk_tf),
+            "content_postings": len(cont_ids),
         },
         "dead": {"chunks": dead_chunks.count(1), "contents": dead_contents.count(1)},
     }
@@ -384,10 +462,10 @@ def tier_bytes(
 # --------------------------------------------------------------------------- planning
 
 
-TIER_LAYOUT = 1  # what `tier_bytes` writes; in every tier's key
+TIER_LAYOUT = 3  # what `tier_bytes` writes; in every tier's key (3: content postings)
 
 TierJob = Tuple[
-    str, str, str, List[Dict[str, Any]], List[Tuple[Any, ...]], bytes, bytes, bytes, bytes
+    str, str, str, List[Dict[str, Any]], List[Tuple[Any, ...]], bytes, bytes, bytes, bytes, bytes
 ]
 
 
@@ -425,6 +503,7 @@ def tiers_plan(
             dead_contents_all[g] = 1
     chunk_dl = sections["chunk_dl"]
     field_dl = sections["field_dl"]
+    content_first = sections["content_first"]
     reusable = {str(r["file"]): r for r in old_tiers}
     out: List[TierPlan] = []
     for a, b in plan([(n, int(taps[i]["chunks"])) for i, n in enumerate(names)]):
@@ -489,6 +568,7 @@ def tiers_plan(
             field_dl[lf : lf + 2 * n_contents],
             dead_chunks,
             dead_contents,
+            content_first[4 * ob0 : 4 * (ob0 + n_contents + 1)],
         )
         record = {"file": rel, "key": job[2], "taps": [[m["tap"], m["key"]] for m in members]}
         out.append(TierPlan(record, tier_meta, job, tuple(from_old)))
@@ -511,7 +591,7 @@ def adjacent_runs(names: Sequence[str], order: Sequence[str]) -> List[List[str]]
 def tier_task(job: TierJob) -> Dict[str, Any]:
     """Build one tier from its pieces and write it; its manifest record. Also a
     worker-process entry (`workers.Pool`)."""
-    root_s, rel, key, members, pieces, dl, fdl, dead_chunks, dead_contents = job
+    root_s, rel, key, members, pieces, dl, fdl, dead_chunks, dead_contents, first = job
     root = Path(root_s)
     by_tap = {m["tap"]: m for m in members}
     lists: List[Dict[bytes, Lists]] = []
@@ -543,6 +623,7 @@ def tier_task(job: TierJob) -> Dict[str, Any]:
         from_le("H", fdl),
         dead_chunks,
         dead_contents,
+        array("I", [x - from_le("I", first[:4])[0] for x in from_le("I", first)]),
     )
     write_bytes(root / rel, data)
     taps = [[m["tap"], m["key"]] for m in members]

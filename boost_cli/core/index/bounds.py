@@ -1,0 +1,322 @@
+"""The top k from content bounds (format 4): exact, reading each query term's *content
+postings* (one per content with the term in a chunk) instead of its chunk postings, and
+the chunk postings only of the contents that can still enter.
+
+A content's score is ``aggregate(chunk scores) + field`` (`ranking`). Per query term and
+content the tier stores the highest tf and the shortest chunk with the term (and how many
+of its chunks have it); BM25's tf-part grows with tf and falls with the length, so
+``u = weight × idf × tf-part(highest tf, shortest chunk)`` is at least the term's part of
+every chunk score of the content, for any k1, b and average length. Per tier:
+
+1. **Bounds**, term at a time over the content postings (about a quarter of the chunk
+   postings): ``S`` = Σ u (no chunk scores more), ``M`` = Σ u × chunks with the term (the
+   chunk scores sum to no more), and the exact field score ``F`` (its postings are
+   per content already), all in ``array('d')`` over the tier's contents.
+2. **Candidates** by falling bound: ``max``: S; ``max2``: S + ¼ S; ``lse``: the least of
+   S + T ln n and T ln Z, where Z is the most Σ exp(chunk / T) can be for n chunks each at
+   most S summing to at most M (⌊M / S⌋ chunks at S, one with the rest, the others near 0:
+   a convex function is largest at a vertex), plus F. The contents looked at are those
+   whose ``S + F`` is at or above a cut-off (one C-level pass): first estimated from the
+   tier's largest sums, then the last one, below which nothing can reach the k-th best.
+3. **Exact scores**, best bound first, until the k-th best group score is above the next
+   bound: a content's chunk postings in each query term's list are the run its content
+   posting points to (a bisection in the content postings, then a slice), added in query
+   order and aggregated in chunk order — the same floating-point operations as the
+   exhaustive `ranking.accumulate`, so the scores are identical, not close.
+
+Tiers go in falling potential (their frontier bounds, as `ranking.top_groups`), sharing
+one top k; a tier whose potential is below the k-th best is not read. Property tests:
+``tests/test_index_pruning.py`` (against the exhaustive reference).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from bisect import bisect_left
+from itertools import accumulate, chain, compress
+from operator import add, mul, sub
+from typing import Callable, List, Mapping, Optional, Sequence, Tuple
+
+from boost_cli.core import bm25
+from boost_cli.core.index.generation import Generation
+from boost_cli.core.index.layout import damaged
+from boost_cli.core.index.postings import Row
+from boost_cli.core.index.ranking import (
+    _EPS,
+    LSE_TEMPERATURE,
+    MAX2_BONUS,
+    QueryTerm,
+    Ranked,
+    _bound,
+    _slice_part,
+    _TopGroups,
+    _up,
+    query_terms,
+)
+
+_TINY = 5e-324  # the least positive float: a content with no posting sums to 0.0
+_DEPTH = 4  # the first cut-off: about the (DEPTH × k)-th largest sum (then × 4)
+_SAMPLE = 4096  # sums sorted to estimate it
+
+
+class _Term:
+    """One query term's lists in a tier: its content postings (ids, and how many chunk
+    postings each one's run holds), its row and chunk weight; where each run starts and
+    the chunk postings themselves are read when a content's exact score first needs them."""
+
+    __slots__ = ("ids", "cnt", "row", "w", "starts", "cids", "tfs")
+
+    def __init__(self, ids: array[int], cnt: array[int], row: Row, w: float) -> None:
+        self.ids, self.cnt, self.row, self.w = ids, cnt, row, w
+        self.starts: List[int] = []
+        self.cids: Sequence[int] = ()
+        self.tfs = b""
+
+    def open(self, gen: Generation, t: int) -> None:
+        self.starts = list(accumulate(self.cnt, initial=0))
+        self.cids, self.tfs = gen.chunk_list(t, self.row)
+
+
+class BoundRanker:
+    """The top k of one tier from its content bounds (module docstring), into the shared
+    top k."""
+
+    def __init__(
+        self,
+        gen: Generation,
+        t: int,
+        terms: List[QueryTerm],
+        top: _TopGroups,
+        how: str,
+        accept: Optional[Callable[[int], bool]],
+        group: Optional[Sequence[int]],
+        chunk_params: Tuple[float, float],
+        field_params: Tuple[float, float],
+    ) -> None:
+        self.gen, self.t, self.terms, self.top = gen, t, terms, top
+        self.how, self.accept, self.group = how, accept, group
+        self.tier = gen.tiers[t]
+        self.cb, self.ob = gen.tier_chunk_base[t], gen.tier_content_base[t]
+        self.chunk_params, self.field_params = chunk_params, field_params
+        self.max_n = gen.max_chunks(t)
+        self.bound = _bound(how, self.max_n)
+        # the query terms (indexes, in query order) with chunk / field postings in this tier
+        rows = [q.rows[t] for q in terms]
+        self.chunk_terms = [i for i, r in enumerate(rows) if r and r.n and terms[i].w]
+        self.field_terms = [i for i, r in enumerate(rows) if r and r.fn and terms[i].wf]
+
+    @property
+    def has_lists(self) -> bool:
+        return bool(self.chunk_terms or self.field_terms)
+
+    def accumulate(self) -> None:
+        """Phase 1: every content's ``S``, ``M`` (lse) and exact field score ``F``, term at
+        a time over the content postings (lists of floats: faster than arrays here)."""
+        gen, t, tier, terms = self.gen, self.t, self.tier, self.terms
+        n_contents = tier.contents
+        table = gen.code_table(*self.chunk_params)
+        lse = self.how == "lse"
+        s_acc = [0.0] * n_contents
+        m_acc = [0.0] * n_contents if lse else s_acc
+        f_acc = [0.0] * n_contents
+        lists: List[_Term] = []
+        for qi in self.chunk_terms:
+            row = terms[qi].rows[t]
+            assert row is not None
+            ids, codes, cnt = tier.content_postings(row)
+            w = terms[qi].w
+            try:
+                if lse:
+                    for g, c, n in zip(ids, codes, cnt):
+                        u = table[c] * w
+                        s_acc[g] += u
+                        m_acc[g] += u * n
+                else:
+                    for g, c in zip(ids, codes):
+                        s_acc[g] += table[c] * w
+            except IndexError as exc:  # a code past the grid, a content past the tier
+                raise damaged(f"{tier.c.path.name}: postings out of bounds") from exc
+            lists.append(_Term(ids, cnt, row, w))
+        if self.field_terms:
+            frows = gen.field_rows(t, *self.field_params)
+            for qi in self.field_terms:
+                row = terms[qi].rows[t]
+                assert row is not None
+                fids, ftfs = gen.field_list(t, row)
+                wf = terms[qi].wf
+                for g, tf in zip(fids, ftfs):
+                    f_acc[g] += frows[g][tf] * wf
+        self._lists = lists
+        self._dl = gen.tier_lengths(t)
+        self.s_acc, self.m_acc, self.f_acc = s_acc, m_acc, f_acc
+        sums = map(add, s_acc, f_acc)
+        if self.how == "max":
+            self.keys = list(sums)
+        elif self.how == "lse":  # S + T ln n + F (also over a field-only content's F)
+            self.keys = list(map(add, sums, self._static("slack")))
+        else:  # max2: 1.25 S + F
+            self.keys = list(map(add, map(mul, s_acc, self._static("factor")), f_acc))
+        self.done = bytearray(n_contents)
+
+    def _static(self, what: str) -> List[float]:
+        """Per content of the tier, what its chunk count adds to the bound from ``S``:
+        ``T ln n`` (lse) or the factor (max2); kept by the generation."""
+        key = ("bounds", what, self.t)
+        got = self.gen.memo.get(key)
+        if got is None:
+            ob, first = self.ob, self.gen.content_first
+            counts = list(
+                map(
+                    sub,
+                    first[ob + 1 : ob + self.tier.contents + 1],
+                    first[ob : ob + self.tier.contents],
+                )
+            )
+            if what == "slack":
+                t = LSE_TEMPERATURE
+                got = [t * math.log(n) if n > 1 else 0.0 for n in counts]
+            else:
+                got = [1.0 + MAX2_BONUS if n > 1 else 1.0 for n in counts]
+            self.gen.memo[key] = got
+        return got
+
+    def pick(self, cut: float, kth: float, out: List[Tuple[float, int, int]], r: int) -> None:
+        """Add to ``out`` (-bound, tier ranker ``r``, content) each content not looked at
+        yet whose first bound (``keys``) is at least ``cut`` and whose bound is not below
+        ``kth``."""
+        gen, ob, done = self.gen, self.ob, self.done
+        first, live = gen.content_first, gen.live
+        s_acc, m_acc, f_acc = self.s_acc, self.m_acc, self.f_acc
+        for g in compress(range(len(self.keys)), map(cut.__le__, self.keys)):
+            if done[g]:
+                continue
+            done[g] = 1
+            j = ob + g
+            if not live[j]:
+                continue
+            ub = self._bound_of(s_acc[g], m_acc[g], f_acc[g], first[j + 1] - first[j])
+            if not kth > ub:
+                out.append((-ub, r, j))
+
+    def _bound_of(self, s: float, mass: float, f: float, n: int) -> float:
+        """The most a content of ``n`` chunks can score whose chunks score at most ``s``
+        each and ``mass`` together (lse), and whose field scores ``f``."""
+        if not s > 0.0:
+            return _up(f)
+        ub = self.bound(s, n)
+        if self.how == "lse" and n > 1:
+            full = min(int(mass / s), n)
+            if full < n:
+                t = LSE_TEMPERATURE
+                rest = mass - full * s
+                z = full + math.exp((rest - s) / t) + (n - full - 1) * math.exp(-s / t)
+                ub = min(ub, s + t * math.log(z))
+        return _up(ub + f)
+
+    def _exact(self, gcid: int, field: float) -> None:
+        """Score content ``gcid`` exactly from its chunk postings and offer it: each query
+        term's run of its chunk postings added in query order (as `ranking.accumulate`),
+        its chunks aggregated in chunk order (`ranking._slice_part`), so the same float."""
+        gen, cb = self.gen, self.cb
+        a = gen.content_first[gcid] - cb
+        z = gen.content_first[gcid + 1] - cb
+        g = gcid - self.ob
+        lengths, dls = gen.length_rows(*self.chunk_params), self._dl
+        vals = [0.0] * (z - a)
+        for term in self._lists:
+            ids = term.ids
+            i = bisect_left(ids, g)
+            if i < len(ids) and ids[i] == g:
+                if not term.starts:
+                    term.open(gen, self.t)
+                cids, tfs, w = term.cids, term.tfs, term.w
+                lo = term.starts[i]
+                for x in range(lo, lo + term.cnt[i]):
+                    c = cids[x]
+                    vals[c - a] += lengths[dls[c]][tfs[x]] * w
+        self._offer(gcid, vals, field if field > 0.0 else None)
+
+    def _offer(self, gcid: int, vals: List[float], field: Optional[float]) -> None:
+        """Offer content ``gcid`` whose chunks score ``vals`` (in chunk order) and whose
+        field scores ``field`` (None: no field posting) to the top k."""
+        first, end = self.gen.content_first[gcid], self.gen.content_first[gcid + 1]
+        if vals and max(vals) > 0.0:
+            part, best = _slice_part(vals, self.how)
+            chunk = first + best
+        elif field is not None:
+            part, chunk = 0.0, (first if end > first else -1)
+        else:
+            return  # no query term: not a match
+        score = part + (field if field is not None else 0.0)
+        group = self.group
+        self.top.offer(group[gcid] if group is not None else gcid, score, gcid, chunk)
+
+
+def _down(x: float) -> float:
+    """``x`` lowered past the float error of a bound computed another way."""
+    return x - abs(x) * 2 * _EPS - 2e-12
+
+
+def _candidates(rankers: List[BoundRanker], top: _TopGroups) -> None:
+    """Contents of every tier by falling bound, scored exactly until the k-th best beats
+    the next bound. The contents looked at are those whose first bound (``S + T ln n + F``
+    for lse) reaches a cut-off: while no k-th best is known, one estimated from a sample
+    of those bounds (the 4k-th largest, then ×4), then the k-th best itself."""
+    sample: List[float] = []
+    step = 1
+    if top.kth() == -math.inf:
+        total = sum(len(rk.keys) for rk in rankers)
+        step = max(1, total // _SAMPLE)
+        sample = sorted(chain.from_iterable(rk.keys[::step] for rk in rankers), reverse=True)
+    depth = _DEPTH * top.k
+    while True:
+        kth = top.kth()
+        final = kth > -math.inf or depth // step >= len(sample)
+        cut = max(_down(kth) if final else sample[depth // step], _TINY)
+        bounds: List[Tuple[float, int, int]] = []
+        for r, rk in enumerate(rankers):
+            rk.pick(cut, kth, bounds, r)
+        bounds.sort()
+        for negative, r, j in bounds:
+            ub = -negative
+            if top.kth() > ub:
+                break
+            rk = rankers[r]
+            cur = top.best.get(rk.group[j] if rk.group is not None else j)
+            if cur is not None and cur[0] > ub:
+                continue  # its group already has a better member
+            if rk.accept is None or rk.accept(j):
+                rk._exact(j, rk.f_acc[j - rk.ob])
+        if final or cut <= _TINY or top.kth() > _up(cut):
+            break  # every content whose bound reaches the k-th best was looked at
+        depth = max(4 * depth, 1)
+
+
+def top_groups(
+    gen: Generation,
+    weights: Mapping[str, float],
+    k: int,
+    how: str,
+    accept: Optional[Callable[[int], bool]] = None,
+    group: Optional[Sequence[int]] = None,
+    chunk_params: Tuple[float, float] = (bm25.K1, bm25.B),
+    field: Tuple[float, float, float] = (0.0, 0.0, 0.0),
+) -> List[Ranked]:
+    """The top ``k`` groups as (score, shown content, its best chunk), best first: the
+    same contract and the same result as `ranking.top_groups`, from content bounds."""
+    alpha, fk1, fb = field
+    terms = query_terms(gen, weights, alpha)
+    if not terms or k <= 0:
+        return []
+    top = _TopGroups(k)
+    rankers = [
+        BoundRanker(gen, t, terms, top, how, accept, group, chunk_params, (fk1, fb))
+        for t in range(len(gen.tiers))
+    ]
+    rankers = [rk for rk in rankers if rk.has_lists]
+    for rk in rankers:
+        rk.accumulate()
+    if rankers:
+        _candidates(rankers, top)
+    return top.ranked()
