@@ -141,11 +141,20 @@ def _info(name: str, d: Dict[str, Any]) -> TapInfo:
     )
 
 
+# The taps of the last config `list_taps` read (`config.current`: the same dict while the
+# file is unchanged), so a server's calls build them once per config change.
+_LISTED: Tuple[Optional[Dict[str, Any]], Tuple[TapInfo, ...]] = (None, ())
+
+
 def list_taps() -> List[TapInfo]:
     """Every tap, sorted by name. Records under a name boost refuses (hand-written into
     the config) are left out: see `invalid_names`."""
-    cfg = config.load()
-    return [_info(n, d) for n, d in sorted(cfg["taps"].items()) if paths.is_tap_name(n)]
+    global _LISTED
+    cfg = config.current()
+    if _LISTED[0] is not cfg:
+        taps = tuple(_info(n, d) for n, d in sorted(cfg["taps"].items()) if paths.is_tap_name(n))
+        _LISTED = (cfg, taps)
+    return list(_LISTED[1])
 
 
 def invalid_names() -> List[str]:
