@@ -162,3 +162,21 @@ def test_reason_with_terms_given_is_reason_without() -> None:
         query, passage, "A scarf.", 200
     )
     assert re.search("cable", why.reason(query, passage, "A scarf.", 200))
+
+
+def test_boost_home_follows_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BOOST_HOME", str(tmp_path / "a"))
+    assert paths.boost_home() == tmp_path / "a" and paths.boost_home() is paths.boost_home()
+    monkeypatch.setenv("BOOST_HOME", str(tmp_path / "b"))
+    assert paths.tap_dir("t") == tmp_path / "b" / "repos" / "t"
+    monkeypatch.delenv("BOOST_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "u1"))
+    assert paths.boost_home() == tmp_path / "u1" / ".boost"
+    monkeypatch.setenv("HOME", str(tmp_path / "u2"))
+    assert paths.config_path() == tmp_path / "u2" / ".boost" / "config.json"
+    monkeypatch.setenv("BOOST_HOME", "~/x")
+    assert paths.boost_home() == tmp_path / "u2" / "x"
+    monkeypatch.setenv("HOME", str(tmp_path / "u3"))
+    assert paths.boost_home() == tmp_path / "u3" / "x"

@@ -9,16 +9,29 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Optional, Tuple
 
 # A tap name: what `gitutil.safe_name` makes, so it is a folder name on every platform.
 _TAP_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 
 
+# The last home `boost_home` made, by what it was made from (BOOST_HOME and HOME, read at
+# every call): a server's call asks for it dozens of times.
+_HOME: Optional[Tuple[Tuple[Optional[str], Optional[str]], Path]] = None
+
+
 def boost_home() -> Path:
     """The root of everything boost writes (``$BOOST_HOME``, default ``~/.boost``)."""
+    global _HOME
     env = os.environ.get("BOOST_HOME")
+    key = (env, os.environ.get("HOME"))
+    memo = _HOME
+    if memo is not None and memo[0] == key:
+        return memo[1]
     try:
-        return Path(env).expanduser() if env else Path.home() / ".boost"
+        home = Path(env).expanduser() if env else Path.home() / ".boost"
+        _HOME = (key, home)
+        return home
     except RuntimeError as exc:  # "~nosuchuser/...", or no home directory at all
         from boost_cli.core.errors import ConfigError
 
