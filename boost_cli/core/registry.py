@@ -31,7 +31,7 @@ import contextlib
 import datetime as _dt
 import json
 import logging
-import secrets
+import os
 import shutil
 import sys
 import time
@@ -260,7 +260,8 @@ def _staging(name: str) -> Iterator[Tuple[Path, int]]:
     and locked before the folder exists, so `tidy` never sees the folder unguarded)."""
     repos = paths.repos_dir()
     repos.mkdir(parents=True, exist_ok=True)
-    folder = repos / f"{STAGING}{name}-{secrets.token_hex(4)}"
+    # os.urandom is what secrets.token_hex reads (secrets costs a search base64, hmac, random)
+    folder = repos / f"{STAGING}{name}-{os.urandom(4).hex()}"
     lock_file = folder.with_name(folder.name + ".lock")
     try:
         with lock.hold(lock_file, f"the staging folder of {name!r}") as fd:
