@@ -61,9 +61,7 @@ def cli_answers(home: Path, tree: Path, count: int) -> List[str]:
             done = subprocess.run(
                 cmd, capture_output=True, env=qs.tree_env(home, tree), cwd=str(tree), check=False
             )
-            out.append(
-                json.dumps([shape, q["id"], done.returncode, done.stdout.decode("utf-8")])
-            )
+            out.append(json.dumps([shape, q["id"], done.returncode, done.stdout.decode("utf-8")]))
     return out
 
 
