@@ -151,10 +151,11 @@ def list_taps() -> List[TapInfo]:
     the config) are left out: see `invalid_names`."""
     global _LISTED
     cfg = config.current()
-    if _LISTED[0] is not cfg:
+    listed = _LISTED  # read once: another thread (the HTTP transport's pool) may replace it
+    if listed[0] is not cfg:
         taps = tuple(_info(n, d) for n, d in sorted(cfg["taps"].items()) if paths.is_tap_name(n))
-        _LISTED = (cfg, taps)
-    return list(_LISTED[1])
+        listed = _LISTED = (cfg, taps)
+    return list(listed[1])
 
 
 def invalid_names() -> List[str]:

@@ -12,7 +12,7 @@ import itertools
 import os
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, AbstractSet, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core import config, paths, registry, retrieval, why
 from boost_cli.core.errors import ConfigError, UsageError
@@ -370,7 +370,7 @@ def _with_why(query: str, keywords: Sequence[str], hits: List[Hit]) -> List[Hit]
     ]
 
 
-def why_from_snippet(query: str, hit: Hit, terms: Optional[AbstractSet[str]] = None) -> str:
+def why_from_snippet(query: str, hit: Hit, terms: Optional[FrozenSet[str]] = None) -> str:
     """A one-line justification without an LLM (`why.reason`): a whole prose sentence of
     the best-matching passage that shares query terms (at least one, and no fewer than the
     description), Markdown markup taken out; else the description. ``terms``:

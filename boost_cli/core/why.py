@@ -16,7 +16,7 @@ with an ellipsis.
 from __future__ import annotations
 
 import re
-from typing import AbstractSet, List, Optional, Sequence, Tuple
+from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from boost_cli.core.text import ELLIPSIS, one_line
 from boost_cli.core.tokenize import tokenize
@@ -151,7 +151,7 @@ def clip_sentence(text: str, limit: int, whole: bool) -> str:
     return text.rstrip(" ,;:-–—") + " " + ELLIPSIS
 
 
-def query_terms(query: str) -> AbstractSet[str]:
+def query_terms(query: str) -> FrozenSet[str]:
     """The terms `reason` matches sentences by: the query's (and keywords') tokens."""
     return frozenset(tokenize(query))
 
@@ -161,7 +161,7 @@ def reason(
     passage: str,
     description: str,
     limit: int,
-    terms: Optional[AbstractSet[str]] = None,
+    terms: Optional[FrozenSet[str]] = None,
 ) -> str:
     """The *why* (see the module docstring): the passage sentence sharing the most query
     terms (at least one, and no fewer than the description), whole sentences first.
