@@ -180,3 +180,13 @@ def test_boost_home_follows_the_environment(
     assert paths.boost_home() == tmp_path / "u2" / "x"
     monkeypatch.setenv("HOME", str(tmp_path / "u3"))
     assert paths.boost_home() == tmp_path / "u3" / "x"
+
+
+def test_not_prose_counts_what_the_pattern_matches() -> None:
+    rng = random.Random(7)
+    alphabet = [chr(c) for c in range(0, 128)] + ["é", "ß", "٣", "\u00a0", "中", "_", " "]
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        if rng.random() < 0.5:
+            text = text.encode("ascii", "ignore").decode("ascii")
+        assert why._not_prose(text) == len(why._NOT_PROSE.findall(text)), repr(text)

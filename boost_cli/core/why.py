@@ -16,6 +16,7 @@ with an ellipsis.
 from __future__ import annotations
 
 import re
+import string
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from boost_cli.core.text import ELLIPSIS, one_line
@@ -72,10 +73,22 @@ def strip_inline(text: str) -> str:
     return one_line(text)
 
 
+# ASCII letters and the space: in ASCII text, what `_NOT_PROSE` does not match.
+_PROSE_ASCII = str.maketrans("", "", string.ascii_letters + " ")
+
+
+def _not_prose(text: str) -> int:
+    """How many characters of ``text`` `_NOT_PROSE` matches (an ASCII line is counted by
+    deleting its letters and spaces, in C; any other by the pattern)."""
+    if text.isascii():
+        return len(text.translate(_PROSE_ASCII))
+    return len(_NOT_PROSE.findall(text))
+
+
 def _code_line(text: str) -> bool:
-    if _CODE.search(text) or "|" in text:
+    if "|" in text or _CODE.search(text):
         return True
-    return len(_NOT_PROSE.findall(text)) > 0.25 * max(len(text), 1)
+    return _not_prose(text) > 0.25 * max(len(text), 1)
 
 
 def paragraphs(passage: str) -> List[Tuple[str, bool]]:
