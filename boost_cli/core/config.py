@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 from boost_cli.core import atomic, lock, paths
 from boost_cli.core.errors import ConfigError, os_fix
@@ -24,16 +24,55 @@ _TEXT_FIELDS = ("source", "url", "commit", "added", "updated")
 
 
 def load() -> Dict[str, Any]:
-    """The config, or an empty one when none exists yet."""
+    """The config, or an empty one when none exists yet (a fresh dict: the caller may
+    change it, as `edit` does)."""
     path = paths.config_path()
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {"version": CONFIG_VERSION, "taps": {}, "settings": {}}
+        return _empty()
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text", _fix(path)) from exc
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}", os_fix(exc)) from exc
+    return _parse(path, raw)
+
+
+# The last config `current` parsed: its path, its bytes and what they parse to.
+_CURRENT: Optional[Tuple[str, bytes, Dict[str, Any]]] = None
+
+
+def current() -> Dict[str, Any]:
+    """The config as `load` gives it, READ ONLY: the same dict while the file holds the
+    same bytes, so a long-lived server (one search a call) parses and checks it once per
+    change, not several times a call. The file is read on every call (one small read, no
+    stat heuristics): a ``boost tap``/``untap``/``update`` by another process is seen by the
+    very next call. Callers must not change what it returns (`load` for that)."""
+    global _CURRENT
+    path = paths.config_path()
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return load()  # none yet (an empty config), or the error `load` raises
+    memo = _CURRENT
+    if memo is not None and memo[0] == str(path) and memo[1] == data:
+        return memo[2]
+    try:
+        # what read_text does: strict UTF-8, universal newlines
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text", _fix(path)) from exc
+    parsed = _parse(path, text)
+    _CURRENT = (str(path), data, parsed)
+    return parsed
+
+
+def _empty() -> Dict[str, Any]:
+    return {"version": CONFIG_VERSION, "taps": {}, "settings": {}}
+
+
+def _parse(path: Path, raw: str) -> Dict[str, Any]:
+    """The config in ``raw`` (the text of ``path``), checked; ConfigError when it is not one."""
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:

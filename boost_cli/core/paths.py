@@ -9,16 +9,31 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Dict, Optional, Tuple
 
 # A tap name: what `gitutil.safe_name` makes, so it is a folder name on every platform.
 _TAP_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 
 
+# The last home `boost_home` made, by what it was made from (BOOST_HOME and HOME, read at
+# every call), and the paths made under it (`_under`): a server's call asks for them
+# dozens of times, and each `Path` join costs more than the look-up.
+_HOME: Optional[Tuple[Tuple[Optional[str], Optional[str]], Path, Dict[str, Path]]] = None
+_MAX_UNDER = 4096
+
+
 def boost_home() -> Path:
     """The root of everything boost writes (``$BOOST_HOME``, default ``~/.boost``)."""
+    global _HOME
     env = os.environ.get("BOOST_HOME")
+    key = (env, os.environ.get("HOME"))
+    memo = _HOME
+    if memo is not None and memo[0] == key:
+        return memo[1]
     try:
-        return Path(env).expanduser() if env else Path.home() / ".boost"
+        home = Path(env).expanduser() if env else Path.home() / ".boost"
+        _HOME = (key, home, {})
+        return home
     except RuntimeError as exc:  # "~nosuchuser/...", or no home directory at all
         from boost_cli.core.errors import ConfigError
 
@@ -29,34 +44,49 @@ def boost_home() -> Path:
         ) from exc
 
 
+def _under(rel: str) -> Path:
+    """``boost_home() / rel`` (``rel`` a fixed relative path, "/"-separated), made once
+    per home."""
+    home = boost_home()
+    memo = _HOME
+    if memo is None or memo[1] is not home:  # pragma: no cover - boost_home keeps it
+        return home / rel
+    made = memo[2].get(rel)
+    if made is None:
+        made = home / rel
+        if len(memo[2]) < _MAX_UNDER:
+            memo[2][rel] = made
+    return made
+
+
 def repos_dir() -> Path:
     """Where tapped registries are cloned, one folder per tap."""
-    return boost_home() / "repos"
+    return _under("repos")
 
 
 def cache_dir() -> Path:
     """Catalog scans, the BM25 index and the vector store."""
-    return boost_home() / "cache"
+    return _under("cache")
 
 
 def config_path() -> Path:
     """The small JSON config: taps and their state, settings."""
-    return boost_home() / "config.json"
+    return _under("config.json")
 
 
 def catalog_cache_dir() -> Path:
     """Per-tap catalog scans, keyed by the tap's commit."""
-    return cache_dir() / "catalog"
+    return _under("cache/catalog")
 
 
 def trust_cache_dir() -> Path:
     """Per-tap trust findings (`trust_scan`), keyed by the tap's commit."""
-    return cache_dir() / "trust"
+    return _under("cache/trust")
 
 
 def index_dir() -> Path:
     """The persisted BM25 index (manifest, segments, postings)."""
-    return cache_dir() / "index"
+    return _under("cache/index")
 
 
 def related_path() -> Path:
@@ -72,7 +102,7 @@ def related_fields_path() -> Path:
 
 def vectors_path() -> Path:
     """The dense vector store (sqlite, with sqlite-vec when it loads)."""
-    return cache_dir() / "vectors.sqlite"
+    return _under("cache/vectors.sqlite")
 
 
 def locks_dir() -> Path:
@@ -111,4 +141,4 @@ def check_tap_name(name: str) -> str:
 
 def tap_dir(name: str) -> Path:
     """The clone of tap ``name``; refuses any name that would leave ``repos/``."""
-    return repos_dir() / check_tap_name(name)
+    return _under("repos/" + check_tap_name(name))  # a name holds no "/"

@@ -31,7 +31,7 @@ import contextlib
 import datetime as _dt
 import json
 import logging
-import secrets
+import os
 import shutil
 import sys
 import time
@@ -141,11 +141,21 @@ def _info(name: str, d: Dict[str, Any]) -> TapInfo:
     )
 
 
+# The taps of the last config `list_taps` read (`config.current`: the same dict while the
+# file is unchanged), so a server's calls build them once per config change.
+_LISTED: Tuple[Optional[Dict[str, Any]], Tuple[TapInfo, ...]] = (None, ())
+
+
 def list_taps() -> List[TapInfo]:
     """Every tap, sorted by name. Records under a name boost refuses (hand-written into
     the config) are left out: see `invalid_names`."""
-    cfg = config.load()
-    return [_info(n, d) for n, d in sorted(cfg["taps"].items()) if paths.is_tap_name(n)]
+    global _LISTED
+    cfg = config.current()
+    listed = _LISTED  # read once: another thread (the HTTP transport's pool) may replace it
+    if listed[0] is not cfg:
+        taps = tuple(_info(n, d) for n, d in sorted(cfg["taps"].items()) if paths.is_tap_name(n))
+        listed = _LISTED = (cfg, taps)
+    return list(listed[1])
 
 
 def invalid_names() -> List[str]:
@@ -251,7 +261,8 @@ def _staging(name: str) -> Iterator[Tuple[Path, int]]:
     and locked before the folder exists, so `tidy` never sees the folder unguarded)."""
     repos = paths.repos_dir()
     repos.mkdir(parents=True, exist_ok=True)
-    folder = repos / f"{STAGING}{name}-{secrets.token_hex(4)}"
+    # os.urandom is what secrets.token_hex reads (secrets costs a search base64, hmac, random)
+    folder = repos / f"{STAGING}{name}-{os.urandom(4).hex()}"
     lock_file = folder.with_name(folder.name + ".lock")
     try:
         with lock.hold(lock_file, f"the staging folder of {name!r}") as fd:

@@ -12,7 +12,7 @@ import itertools
 import os
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core import config, paths, registry, retrieval, why
 from boost_cli.core.errors import ConfigError, UsageError
@@ -367,13 +367,16 @@ def _rerank(
 def _with_why(query: str, keywords: Sequence[str], hits: List[Hit]) -> List[Hit]:
     """Each hit with a *why*: the reranker's, else one from its best passage."""
     text = " ".join([query, *keywords])
+    terms = why.query_terms(text)  # once for the list, not once a hit
     return [
-        h if h.why else replace(h, why=why_from_snippet(text, h), why_source="skill") for h in hits
+        h if h.why else replace(h, why=why_from_snippet(text, h, terms), why_source="skill")
+        for h in hits
     ]
 
 
-def why_from_snippet(query: str, hit: Hit) -> str:
+def why_from_snippet(query: str, hit: Hit, terms: Optional[FrozenSet[str]] = None) -> str:
     """A one-line justification without an LLM (`why.reason`): a whole prose sentence of
     the best-matching passage that shares query terms (at least one, and no fewer than the
-    description), Markdown markup taken out; else the description."""
-    return why.reason(query, hit.snippet or "", hit.entry.description, WHY_CHARS)
+    description), Markdown markup taken out; else the description. ``terms``:
+    `why.query_terms` of ``query``, when the caller has them."""
+    return why.reason(query, hit.snippet or "", hit.entry.description, WHY_CHARS, terms)

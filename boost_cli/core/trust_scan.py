@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
 
@@ -224,11 +225,39 @@ def drop(tap: str, keep: Sequence[Path] = ()) -> None:
                 continue
 
 
-def _load(path: Path, tap: str, commit: str, source_url: str) -> Optional[Dict[str, Any]]:
+# Summaries a long-lived server parsed, by path: the file's stat when it was read, and
+# what it held. A summary is a few kilobytes a tap; one a tap and commit.
+_SUMMARIES: Dict[str, Tuple[Tuple[int, ...], Any]] = {}
+_MAX_SUMMARIES = 64
+
+
+def _parsed(path: Path, memo: bool) -> Any:
+    """The JSON of ``path``; with ``memo``, the one parsed before while the file's stat
+    (inode, device, size, mtime and ctime in ns) is the same: a summary is replaced by
+    an atomic write (a new inode) or dropped, never changed in place. The stat comes
+    first, so what is kept is never older than its key. Raises OSError, ValueError."""
+    if not memo:
+        return json.loads(path.read_text(encoding="utf-8"))
+    st = os.stat(path)
+    key = (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    hit = _SUMMARIES.get(str(path))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if len(_SUMMARIES) >= _MAX_SUMMARIES:
+        _SUMMARIES.clear()
+    _SUMMARIES[str(path)] = (key, data)
+    return data
+
+
+def _load(
+    path: Path, tap: str, commit: str, source_url: str, *, memo: bool = False
+) -> Optional[Dict[str, Any]]:
     """The ``entries`` of a cache file, or None when there is none or it is not what a
-    scan of ``tap`` at ``commit`` from ``source_url`` could have made."""
+    scan of ``tap`` at ``commit`` from ``source_url`` could have made. ``memo``: keep the
+    parsed file for the next call (`_parsed`; read only then)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _parsed(path, memo)
     except (OSError, ValueError):
         return None
     if not (
@@ -324,7 +353,9 @@ class View:
         if name not in self._summaries:
             tap = self.taps.get(name)
             self._summaries[name] = (
-                _load(flags_path(name, tap.commit), name, tap.commit, tap.url) if tap else None
+                _load(flags_path(name, tap.commit), name, tap.commit, tap.url, memo=True)
+                if tap
+                else None
             )
         summary = self._summaries[name]
         if summary is not None:
