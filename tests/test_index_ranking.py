@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import pytest
 
@@ -149,6 +149,35 @@ def reference(
     return sorted(best.values(), key=lambda x: (-x[0], x[1]))[:k]
 
 
+def query_checked(
+    reader: IndexReader,
+    weights: Dict[str, float],
+    k: int,
+    kind: Optional[str],
+    taps: Optional[Sequence[str]],
+    how: str,
+    level: str,
+) -> List[Hit]:
+    """``reader``'s top ``k`` for ``weights``, asserted equal to `reference`'s. Ranked are
+    groups; a hit shows its group's origin copy (`origin`), so contents are compared by
+    their group."""
+    gen = generation(reader)
+    hits = reader.query(
+        weights=weights,
+        k=k,
+        kind=kind,
+        taps=taps,
+        aggregation=how,
+        collapse=level,
+        snippets=False,
+    )
+    wanted = None if taps is None else {gen.tap_index[t] for t in taps}
+    want = reference(gen, weights, k, kind, wanted, how, level)
+    got = by_group(gen, level, [(h.score, gen.content_of(h.content_hash or "")) for h in hits])
+    assert got == by_group(gen, level, want), (weights, k, kind, taps, how, level)
+    return hits
+
+
 WORDS = [
     "alpha",
     "beta",
@@ -220,7 +249,6 @@ def random_check(
     """One random weighted query (``n_words`` of WORDS + ``extra``, a k of ``ks``, a kind
     of ``kinds``, a tap filter, an aggregation, a collapse level) through the reader,
     checked against `reference`: (kind, taps, level, hits)."""
-    gen = generation(reader)
     weights = {
         term: rng.choice((1.0, 2.0, 0.7, 0.25))
         for term in tokenize(" ".join(rng.sample(WORDS + extra, n_words)))
@@ -228,23 +256,9 @@ def random_check(
     k = rng.choice(ks)
     kind = rng.choice(kinds)
     taps = rng.choice((None, None, ("a",), ("b", "c")))
-    wanted = None if taps is None else {gen.tap_index[t] for t in taps}
     how = rng.choice(index.AGGREGATIONS)
     level = rng.choice(index.COLLAPSE)
-    hits = reader.query(
-        weights=weights,
-        k=k,
-        kind=kind,
-        taps=taps,
-        aggregation=how,
-        collapse=level,
-        snippets=False,
-    )
-    want = reference(gen, weights, k, kind, wanted, how, level)
-    # Ranked are groups; the hit shows the group's origin copy (`origin`), so contents
-    # are compared by their group.
-    got = by_group(gen, level, [(h.score, gen.content_of(h.content_hash or "")) for h in hits])
-    assert got == by_group(gen, level, want), (weights, k, kind, taps, how, level)
+    hits = query_checked(reader, weights, k, kind, taps, how, level)
     return kind, taps, level, hits
 
 
