@@ -3,7 +3,9 @@
 Texts per entry besides the stored entry vector: ``desc`` (name and description alone) and
 ``body`` (the body excerpt alone), embedded once into --work. ``prf b=B m=M`` is the
 hybrid with pseudo-relevance feedback from the first fusion's top M files (the default
-engine since issue 19 is ``prf b=0.5 m=1``: `fusion.FEEDBACK`); ``exact`` gives every BM25
+engine since issue 19 is ``prf b=0.5 m=1``: `fusion.FEEDBACK`); ``prf1 + bm25 widened``
+asks BM25 again with terms from the dense half's nearest files (the default since issue 19);
+``exact`` gives every BM25
 candidate its true cosine instead of 0; ``F*flat`` weighs dense F times BM25's 10th score
 over its best (more when BM25 is unsure)."""
 
@@ -248,6 +250,47 @@ def v_prf_words(what: str) -> Callable[[Context], Any]:
     return run
 
 
+def v_prf_terms(
+    docs: int, terms: int, weight: float, min_terms: int = 0
+) -> Callable[[Context], Any]:
+    """The feedback (top file, beta 0.5), then BM25 asked again widened by the terms of the
+    second dense search's first ``docs`` files (`Related.feedback`, the related-terms
+    table's vocabulary): the default hybrid since issue 19 is ``docs 10, terms 10, 0.2,
+    min 4``."""
+
+    def run(ctx: Context) -> Dict[str, List[Hit]]:
+        from boost_cli.core.tokenize import query_weights, tokenize
+
+        np = ctx.np
+        table = ctx.memo["related"]() if ctx.memo.get("related") else None
+        if table is None:
+            raise SystemExit("no related-terms table in this home: run boost reindex")
+
+        def one(q: Dict[str, Any]) -> List[Hit]:
+            v = ctx.qvec(q["query"])
+            first = fuse(ctx, q, ctx.corpus.matrix @ v)
+            row = ctx.corpus.row_of.get(first[0].entry.id) if first else None
+            v2 = v if row is None else v + 0.5 * ctx.corpus.matrix[row]
+            v2 = v2 / np.linalg.norm(v2)
+            scores = ctx.corpus.matrix @ v2
+            near = ctx.corpus.hits(scores, docs, q.get("kind"))
+            fields = [(h.score, tokenize(f"{h.entry.name} {h.entry.description}")) for h in near]
+            extra = table.feedback(fields, query_weights(q["query"]), terms, weight, min_terms)
+            if not extra:
+                return fuse(ctx, q, scores)
+            lex2 = ctx.bm25.widened(q["query"], extra, k=200, kind=q.get("kind")).hits
+            saved = ctx.lex[q["id"]]
+            ctx.lex[q["id"]] = lex2  # type: ignore[index]
+            try:
+                return fuse(ctx, q, scores)
+            finally:
+                ctx.lex[q["id"]] = saved  # type: ignore[index]
+
+        return each(ctx, one)
+
+    return run
+
+
 def _flat(f: float) -> Callable[[Context, Dict[str, Any]], float]:
     """The dense weight f * (BM25's 10th score / its best): more when BM25 is unsure."""
 
@@ -288,6 +331,13 @@ VARIANTS: Dict[str, Callable[[Context], Any]] = {
     "prf1 + bm25 with the top name+desc": v_prf_words("desc"),
     **{f"prf1 wd={w}": v_prf(0.5, 1, wd=w) for w in (0.3, 0.35, 0.45, 0.5)},
     **{f"prf1 wd={f}*flat": v_prf(0.5, 1, wd=_flat(f)) for f in (0.4, 0.5, 0.6)},
+    **{
+        f"prf1 + bm25 widened d={d} t={t} w={w}": v_prf_terms(d, t, w)
+        for d in (5, 10, 20)
+        for t in (5, 10, 15)
+        for w in (0.15, 0.2, 0.3)
+    },
+    **{f"prf1 + bm25 widened, min {m} terms": v_prf_terms(10, 10, 0.2, m) for m in (3, 4, 5)},
     "prf b=0.5 m=3 body-mean": v_prf(0.5, 3, "body-mean"),
     "prf b=1 m=3 body-mean": v_prf(1.0, 3, "body-mean"),
 }

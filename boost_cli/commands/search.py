@@ -221,7 +221,14 @@ def render_explain(d: Dict[str, Any]) -> str:
         by = "from the LLM" if source == "llm" else "given"
         lines.append(f"keywords ({by}): {', '.join(d['keywords'])}")
     if d.get("related"):
-        lines.append(f"related terms (learnt from the taps): {', '.join(d['related'])}")
+        # The hybrid widens BM25 from the skills nearest in meaning; BM25 alone from the
+        # company words keep in the taps' descriptions (docs/dense.md, docs/benchmarks.md).
+        source = (
+            "from the skills nearest in meaning"
+            if d.get("engine") == "hybrid"
+            else "learnt from the taps"
+        )
+        lines.append(f"related terms ({source}): {', '.join(d['related'])}")
     for hint in d.get("engine_notes", []):
         lines.append(f"  degraded/hint: {hint}")
     info = d.get("index") or {}

@@ -37,6 +37,10 @@ from boost_cli.core.binio import from_le, to_le
 __all__ = [
     "EXPAND_TERMS",
     "EXPAND_WEIGHT",
+    "FEEDBACK_DOCS",
+    "FEEDBACK_MIN_TERMS",
+    "FEEDBACK_TERMS",
+    "FEEDBACK_WEIGHT",
     "FORMAT",
     "MAGIC",
     "MIN_QUERY_TERMS",
@@ -63,6 +67,12 @@ NEIGHBOURS = 32  # neighbours kept per term (16-64 and all measured alike: docs/
 EXPAND_TERMS = 5
 EXPAND_WEIGHT = 0.3
 MIN_QUERY_TERMS = 3  # content terms with neighbours a query needs before it is widened
+
+# How the hybrid widens BM25 from the skills nearest in meaning (`Related.feedback`).
+FEEDBACK_DOCS = 10  # the dense search's first files whose name and description count
+FEEDBACK_TERMS = 10
+FEEDBACK_WEIGHT = 0.2
+FEEDBACK_MIN_TERMS = 4  # content terms a query needs (a short one names what it wants)
 
 _HEAD = struct.Struct("<8sIII")  # magic, format, header length, CRC32 of everything after
 
@@ -148,9 +158,55 @@ class Related:
                     scores[e] = scores.get(e, 0.0) + idf * self.nb_score[j] / 65535.0
         if not scores:
             return {}
-        best = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:terms]
-        top = best[0][1]
-        return {e: weight * s / top for e, s in best}
+        return _best(scores, terms, weight)
+
+    def feedback(
+        self,
+        docs: Iterable[Tuple[float, Sequence[str]]],
+        query: Mapping[str, float],
+        terms: int = FEEDBACK_TERMS,
+        weight: float = FEEDBACK_WEIGHT,
+        min_terms: int = FEEDBACK_MIN_TERMS,
+    ) -> Dict[str, float]:
+        """Terms to add to the query ``query`` (term → weight) from feedback documents.
+
+        ``docs`` are (weight, index terms) pairs: the name and description of the skills a
+        search in meaning found nearest, each weighted by its similarity to the query.
+        This is relevance-model feedback (RM3) over those fields: a term scores
+        ``Σ_d w_d × tf_d(t) / |d| × idf(t)``, counted only for terms of this table's
+        vocabulary (in 2 to 5 % of the catalog's fields: `build`), so a term the catalog
+        says nothing with, or says everywhere, is never added. A term already in the query
+        is never added; the best ``terms`` get ``weight × score / best score`` (ties: the
+        smaller term). A query of fewer than ``min_terms`` content terms (weight ≥ 1: not
+        the softened filler) is left as it is: a short query names what it wants.
+        """
+        content = sum(1 for w in query.values() if w >= 1.0)
+        if terms <= 0 or weight <= 0.0 or content < min_terms:
+            return {}
+        scores: Dict[str, float] = {}
+        idf: Dict[str, float] = {}
+        for w, field in docs:
+            if w <= 0.0 or not field:
+                continue
+            share = w / len(field)
+            for t in field:
+                if t in query:
+                    continue
+                if t not in idf:
+                    i = self._find(t)
+                    idf[t] = math.log(1.0 + self.n / self.df[i]) if i >= 0 else 0.0
+                if idf[t] > 0.0:
+                    scores[t] = scores.get(t, 0.0) + share * idf[t]
+        return _best(scores, terms, weight)
+
+
+def _best(scores: Mapping[str, float], terms: int, weight: float) -> Dict[str, float]:
+    """The ``terms`` best of ``scores``, weighted ``weight × score / best score``."""
+    if not scores:
+        return {}
+    best = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:terms]
+    top = best[0][1]
+    return {e: weight * s / top for e, s in best}
 
 
 def build(

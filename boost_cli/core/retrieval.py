@@ -13,6 +13,7 @@ clean slate by making a new one.
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -34,7 +35,7 @@ from boost_cli.core import config, fusion, index, lexical, origin, paths, relate
 from boost_cli.core.errors import BoostError, IndexUnavailable, ProviderError, UsageError
 from boost_cli.core.models import ENGINES, Entry, Hit, TapSnapshot, content_hash
 from boost_cli.core.related import Related
-from boost_cli.core.tokenize import query_weights
+from boost_cli.core.tokenize import query_weights, tokenize
 
 if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core.dense import DenseIndex
@@ -213,12 +214,32 @@ class BM25Retriever:
         hits = self.reader.query(k=k, kind=kind, taps=taps, weights=weights)
         return Retrieved(hits, related=tuple(extra))
 
+    def widened(
+        self,
+        text: str,
+        extra: Mapping[str, float],
+        k: int = 60,
+        kind: Optional[str] = None,
+        taps: Optional[Sequence[str]] = None,
+    ) -> Retrieved:
+        """The task ``text`` widened by ``extra`` (term → weight; terms already in the
+        task keep the task's weight) instead of the related-terms table."""
+        weights = query_weights(text)
+        added = tuple(t for t in extra if t not in weights)
+        weights.update((t, extra[t]) for t in added)
+        hits = self.reader.query(k=k, kind=kind, taps=taps, weights=weights)
+        return Retrieved(hits, related=added)
+
 
 def without_related(retriever: Retriever) -> Retriever:
     """``retriever`` without the related-terms widening: what a search ranks by when an
     LLM reranks (its candidates stay those of the user's words and the LLM's keywords)."""
     if isinstance(retriever, BM25Retriever) and retriever.related is not None:
         return BM25Retriever(retriever.reader)
+    if isinstance(retriever, HybridRetriever) and retriever.related is not None:
+        plain = copy.copy(retriever)
+        plain.related = None
+        return plain
     return retriever
 
 
@@ -349,6 +370,7 @@ class HybridRetriever:
         norms: Optional[Mapping[str, str]] = None,
         floor: bool = False,
         feedback: float = fusion.FEEDBACK,
+        related: Optional[Callable[[], Optional[Related]]] = None,
     ) -> None:
         if method not in fusion.METHODS:
             raise UsageError(
@@ -364,6 +386,7 @@ class HybridRetriever:
         self.norms = dict(norms if norms is not None else fusion.DEFAULT_NORMS)
         self.floor = floor
         self.feedback = feedback
+        self.related = related
 
     def query(
         self,
@@ -396,10 +419,37 @@ class HybridRetriever:
                 if found is not None:
                     moved = fusion.feedback_vector(vector, found, self.feedback)
                     again = dense.by_vector(moved, depth, kind, taps)
+                    if not keywords:
+                        lexical = self._widened(text, again.hits, depth, kind, taps, lexical)
                     hits = self._fuse(lexical.hits, again.hits, k)
             except BoostError as exc:
                 notes.append(f"dense feedback skipped: {exc}")
-        return Retrieved(hits, tuple(notes))
+        return Retrieved(hits, tuple(notes), related=lexical.related)
+
+    def _widened(
+        self,
+        text: str,
+        nearest: Sequence[Hit],
+        depth: int,
+        kind: Optional[str],
+        taps: Optional[Sequence[str]],
+        lexical: Retrieved,
+    ) -> Retrieved:
+        """BM25 asked again, widened by the terms the names and descriptions of the files
+        nearest in meaning share (`Related.feedback`; docs/dense.md): the vocabulary the
+        user's words lacked, where the vectors found it. ``lexical`` when there is no
+        table, no BM25 index to ask or nothing to add."""
+        table = self.related() if self.related is not None else None
+        if table is None or not isinstance(self.bm25, BM25Retriever):
+            return lexical
+        docs = [
+            (h.score, tokenize(f"{h.entry.name} {h.entry.description}"))
+            for h in nearest[: related.FEEDBACK_DOCS]
+        ]
+        extra = table.feedback(docs, query_weights(text))
+        if not extra:
+            return lexical
+        return self.bm25.widened(text, extra, k=depth, kind=kind, taps=taps)
 
     def _fuse(self, lexical: List[Hit], semantic: List[Hit], k: int) -> List[Hit]:
         per_engine = {"bm25": lexical, "dense": self._grouped(semantic)}
@@ -612,5 +662,7 @@ def _dense(
     dense_r = DenseRetriever(index, fresh, behind, strict=True, rank=rank)
     # The hybrid fuses the task's own words with the vectors: the related-terms widening
     # is the plain path's stand-in for meaning, measured there only (docs/benchmarks.md).
-    hybrid = HybridRetriever(without_related(bm25), dense_r, groups=bm25.reader.group_keys)
+    hybrid = HybridRetriever(
+        without_related(bm25), dense_r, groups=bm25.reader.group_keys, related=bm25.related
+    )
     return RetrieverChoice(hybrid, notes, {"dense": status.info})
