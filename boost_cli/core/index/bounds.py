@@ -57,6 +57,7 @@ from boost_cli.core.index.ranking import (
     QueryTerm,
     Ranked,
     _bound,
+    _floor,
     _slice_part,
     _TopGroups,
     _up,
@@ -161,7 +162,7 @@ class BoundRanker:
         sparse = postings * _SPARSE < n_contents
         touched: Optional[Set[int]] = set() if sparse else None
         lists: List[_Term] = []
-        self.skipped: List[Tuple[array[int], array[int], array[int], float]] = []
+        self.skipped: List[Tuple[array[int], array[int], array[int], float, float]] = []
         for x, qi in enumerate(self.chunk_terms):
             row = terms[qi].rows[t]
             assert row is not None
@@ -169,7 +170,7 @@ class BoundRanker:
             w = terms[qi].w
             lists.append(_Term(row, w))
             if x in skip:
-                self.skipped.append((ids, codes, cnt, w))
+                self.skipped.append((ids, codes, cnt, w, self.umax[x]))
                 continue
             try:
                 if lse:
@@ -185,6 +186,13 @@ class BoundRanker:
             if touched is not None:
                 touched.update(ids)
         self.rest = sum(self.umax[x] for x in sorted(skip))
+        # most reach first, each with the sum of the most the ones after it can add
+        self.skipped.sort(key=lambda p: -p[4])
+        tail = 0.0
+        for x in range(len(self.skipped) - 1, -1, -1):
+            ids, codes, cnt, w, u = self.skipped[x]
+            self.skipped[x] = (ids, codes, cnt, w, tail)
+            tail += u
         if self.field_terms:
             frows = gen.field_rows(t, *self.field_params)
             for qi in self.field_terms:
@@ -280,14 +288,22 @@ class BoundRanker:
             j = ob + g
             if not live[j]:
                 continue
-            s, m = s_acc[g], m_acc[g]
-            for ids, codes, cnt, w in skipped:  # the skipped terms' real parts
-                i = bisect_left(ids, g)
-                if i < len(ids) and ids[i] == g:
-                    u = table[codes[i]] * w
-                    s += u
-                    m += u * cnt[i]
-            ub = self._bound_of(s, m, f_acc[g], first[j + 1] - first[j])
+            s, m, f, n = s_acc[g], m_acc[g], f_acc[g], first[j + 1] - first[j]
+            if skipped:  # the skipped terms' real parts, the most reach first
+                floor = _floor(self.how, kth - f, n)
+                for ids, codes, cnt, w, tail in skipped:
+                    i = bisect_left(ids, g)
+                    if i < len(ids) and ids[i] == g:
+                        u = table[codes[i]] * w
+                        s += u
+                        m += u * cnt[i]
+                    if floor > _up(s + tail):
+                        break  # even the rest at their most cannot reach the k-th best
+                else:
+                    tail = 0.0
+                if tail:
+                    continue
+            ub = self._bound_of(s, m, f, n)
             if not kth > ub:
                 out.append((-ub, r, j))
 
