@@ -133,11 +133,17 @@ def spy(
     if sparse is not None:
         monkeypatch.setattr(bounds, "_SPARSE", sparse)
     counts = {"bounded": 0, "tightened": 0, "exact": 0, "sparse": 0, "skipped": 0}
+    counts.update(read=0, accumulated=0)
     real_bound, real_exact = bounds.BoundRanker._bound_of, bounds.BoundRanker._exact
-    real_accumulate = bounds.BoundRanker.accumulate
+    real_accumulate, real_read = bounds.BoundRanker.accumulate, bounds.BoundRanker.read
+
+    def read(self: bounds.BoundRanker) -> None:
+        real_read(self)
+        counts["read"] += 1
 
     def accumulate(self: bounds.BoundRanker, theta: float = -math.inf) -> None:
         real_accumulate(self, theta)
+        counts["accumulated"] += 1
         counts["sparse"] += isinstance(self.cand, list)
         counts["skipped"] += len(self.skipped)
 
@@ -154,6 +160,7 @@ def spy(
     monkeypatch.setattr(bounds.BoundRanker, "_bound_of", bound_of)
     monkeypatch.setattr(bounds.BoundRanker, "_exact", exact)
     monkeypatch.setattr(bounds.BoundRanker, "accumulate", accumulate)
+    monkeypatch.setattr(bounds.BoundRanker, "read", read)
     return counts
 
 
@@ -188,6 +195,14 @@ def test_many_term_queries_over_many_tiers_equal_exhaustive_scoring(
     counts = spy(monkeypatch)
     check(reader, random.Random(seed), 30, taps, VOCAB)
     assert 0 < counts["exact"] < counts["bounded"] and counts["tightened"] > 0
+    # A rare word weighted up and a common one: the tiers without the rare word cannot
+    # reach the k-th best of those with it, and are not read.
+    counts = spy(monkeypatch)
+    for rare in VOCAB[-12:]:
+        for how in index.AGGREGATIONS:
+            weights = {rare: 3.0, VOCAB[0]: 0.25, VOCAB[1]: 0.25}
+            query_checked(reader, weights, 1, None, None, how, "none")
+    assert 0 < counts["accumulated"] < counts["read"]
     spy(monkeypatch, 0)
     check(reader, random.Random(seed + 100), 30, taps, VOCAB)
     # Later tiers skip the lists of least reach (MaxScore), as many as the bound allows;

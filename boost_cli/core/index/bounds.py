@@ -32,8 +32,9 @@ every chunk score of the content, for any k1, b and average length. Per tier:
    floating-point operations as the exhaustive `ranking.accumulate`, so the scores are
    identical, not close.
 
-Tiers go one at a time in falling potential (the bound of ``Σ umax``), sharing one top k:
-the first in rounds of cut-offs, the others in one, at the k-th best so far. Property
+Tiers go one at a time in falling potential (the bound of ``Σ umax`` plus the field
+terms' most), sharing one top k: the first in rounds of cut-offs, the others in one, at
+the k-th best so far; a tier whose potential is below it is not read. Property
 tests: ``tests/test_index_pruning.py`` (against the exhaustive reference).
 """
 
@@ -44,7 +45,7 @@ from array import array
 from bisect import bisect_left
 from itertools import chain, compress, repeat
 from operator import add, mul, sub
-from typing import Callable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from boost_cli.core import bm25
 from boost_cli.core.index.generation import Generation
@@ -124,7 +125,8 @@ class BoundRanker:
     def read(self) -> None:
         """Phase 0: each query term's content postings, and the most its part of a chunk
         score can be in this tier (from its frontier); the tier's potential (the bound
-        of a content whose chunks score every term's most, without the field)."""
+        of a content whose chunks score every term's most, plus every field term's most:
+        no content of the tier scores more)."""
         gen, t, tier, terms = self.gen, self.t, self.tier, self.terms
         k1, b = self.chunk_params
         self.posts: List[Tuple[array[int], array[int], array[int]]] = []
@@ -135,6 +137,11 @@ class BoundRanker:
             self.posts.append(tier.content_postings(row))
             self.umax.append(gen.term_max(t, row, k1, b) * terms[qi].w)
         self.potential = self.bound(sum(self.umax), self.max_n) if self.umax else 0.0
+        fk1, fb = self.field_params
+        for qi in self.field_terms:
+            row = terms[qi].rows[t]
+            assert row is not None
+            self.potential += gen.term_max(t, row, fk1, fb, field=True) * terms[qi].wf
 
     def accumulate(self, theta: float = -math.inf) -> None:
         """Phase 1: every content's ``S``, ``M`` (lse) and exact field score ``F``, term at
@@ -213,6 +220,7 @@ class BoundRanker:
             cand = sorted(touched)
             self.cand: Sequence[int] = cand
             r = self.rest
+            self.keys: Iterable[float]
             if self.how == "max":
                 self.keys = [s_acc[g] + r + f_acc[g] for g in cand]
             elif self.how == "lse":
@@ -223,15 +231,20 @@ class BoundRanker:
                 self.keys = [(s_acc[g] + r) * factor[g] + f_acc[g] for g in cand]
             return
         self.cand = range(n_contents)
-        if self.rest:  # S + R in place: the keys below bound the skipped terms with R
-            s_acc = list(map(add, s_acc, repeat(self.rest, n_contents)))
-        sums = map(add, s_acc, f_acc)
-        if self.how == "max":
-            self.keys = list(sums)
-        elif self.how == "lse":  # S + T ln n + F (also over a field-only content's F)
-            self.keys = list(map(add, sums, self._static("slack")))
-        else:  # max2: 1.25 S + F
-            self.keys = list(map(add, map(mul, s_acc, self._static("factor")), f_acc))
+        s_r: Iterable[float] = s_acc
+        if self.rest:  # S + R: the keys bound the skipped terms with R
+            s_r = map(add, s_acc, repeat(self.rest, n_contents))
+        if self.how == "max2":  # 1.25 S + F
+            keys: Iterable[float] = map(mul, s_r, self._static("factor"))
+        else:
+            keys = s_r
+        if self.field_terms:
+            keys = map(add, keys, f_acc)
+        if self.how == "lse":  # S + F + T ln n (also over a field-only content's F)
+            keys = map(add, keys, self._static("slack"))
+        # Kept when rounds of cut-offs may follow (no k-th best yet: the first tier);
+        # else read once, by the one round (`_candidates`), and never made a list.
+        self.keys = list(keys) if not theta > -math.inf else keys
 
     def _skipped(self, theta: float) -> Set[int]:
         """The chunk terms (indexes into ``chunk_terms``) of least ``umax`` whose sum ``R``
@@ -374,9 +387,11 @@ def _candidates(rankers: List[BoundRanker], top: _TopGroups) -> None:
     sample: List[float] = []
     step = 1
     if top.kth() == -math.inf:
-        total = sum(len(rk.keys) for rk in rankers)
+        lists = [rk.keys for rk in rankers if isinstance(rk.keys, list)]
+        assert len(lists) == len(rankers)  # no k-th best: the keys were kept (`accumulate`)
+        total = sum(map(len, lists))
         step = max(1, total // _SAMPLE)
-        sample = sorted(chain.from_iterable(rk.keys[::step] for rk in rankers), reverse=True)
+        sample = sorted(chain.from_iterable(keys[::step] for keys in lists), reverse=True)
     depth = _DEPTH * top.k
     while True:
         kth = top.kth()
@@ -430,6 +445,8 @@ def top_groups(
     # cut-offs (faster than all tiers at once in falling bound, measured at 1x and 10x).
     rankers.sort(key=lambda rk: -rk.potential)
     for rk in rankers:
+        if top.kth() > _up(rk.potential):
+            break  # no content of this tier or the next can reach the k-th best
         rk.accumulate(top.kth())
         _candidates([rk], top)
     return top.ranked()

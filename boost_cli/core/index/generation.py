@@ -253,14 +253,15 @@ class Generation:
             self._codes = {(k1, b): got}
         return got
 
-    def term_max(self, t: int, row: Row, k1: float, b: float) -> float:
-        """The most tf-part of the term of ``row`` in any chunk of tier ``t`` (its
-        frontier's best point), kept."""
-        key = (t, row.front, row.n_front, k1, b)
+    def term_max(self, t: int, row: Row, k1: float, b: float, field: bool = False) -> float:
+        """The most tf-part of the term of ``row`` in any chunk (``field``: entry field)
+        of tier ``t``, from its frontier's best point; kept."""
+        key = (t, row.ffront if field else row.front, field, k1, b)
         got = self._term_max.get(key)
         if got is None:
-            avgdl = self.avgdl
-            points = self.tiers[t].frontier(row)
+            tier = self.tiers[t]
+            avgdl = self.field_avgdl if field else self.avgdl
+            points = tier.field_frontier(row) if field else tier.frontier(row)
             got = max((bm25.term_weight(tf, dl, avgdl, k1, b) for tf, dl in points), default=0.0)
             self._term_max.put(key, got)
         return got
