@@ -277,11 +277,13 @@ class BoundRanker:
                     first[ob : ob + self.tier.contents],
                 )
             )
-            if what == "slack":
+            top = max(counts, default=0) + 1
+            if what == "slack":  # one value per chunk count, then a C-level look-up each
                 t = LSE_TEMPERATURE
-                got = [t * math.log(n) if n > 1 else 0.0 for n in counts]
+                per_n = [t * math.log(n) if n > 1 else 0.0 for n in range(top)]
             else:
-                got = [1.0 + MAX2_BONUS if n > 1 else 1.0 for n in counts]
+                per_n = [1.0 + MAX2_BONUS if n > 1 else 1.0 for n in range(top)]
+            got = list(map(per_n.__getitem__, counts))
             self.gen.memo[key] = got
         return got
 
