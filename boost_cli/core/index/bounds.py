@@ -78,16 +78,14 @@ _REST = 0.2
 
 
 class _Term:
-    """One query term's chunk list in a tier: its row and chunk weight, and its chunk
-    postings (ids ascending, tfs), read when a content's exact score first needs them: a
-    content's chunks are a range of ids, so its run is found by bisection."""
+    """One query term's chunk list in a tier: its row and chunk weight; its chunk postings
+    (ids ascending, tfs) are read when a content's exact score first needs them (a
+    content's chunks are a range of ids, so its run is found by bisection)."""
 
-    __slots__ = ("row", "w", "cids", "tfs")
+    __slots__ = ("row", "w")
 
     def __init__(self, row: Row, w: float) -> None:
         self.row, self.w = row, w
-        self.cids: Sequence[int] = ()
-        self.tfs = b""
 
 
 class BoundRanker:
@@ -212,7 +210,7 @@ class BoundRanker:
                 if touched is not None:
                     touched.update(fids)
         self._lists = lists
-        self._opened = False
+        self._opened: List[Tuple[Sequence[int], bytes, float, int]] = []
         self._dl = gen.tier_lengths(t)
         self.s_acc, self.m_acc, self.f_acc = s_acc, m_acc, f_acc
         self.done = bytearray(n_contents)
@@ -345,17 +343,17 @@ class BoundRanker:
         a = gen.content_first[gcid] - cb
         z = gen.content_first[gcid + 1] - cb
         lengths, dls = gen.length_rows(*self.chunk_params), self._dl
-        vals = [0.0] * (z - a)
+        span = z - a
+        vals = [0.0] * span
         if not self._opened:
-            self._opened = True
+            self._opened = []
             for term in self._lists:
-                term.cids, term.tfs = gen.chunk_list(self.t, term.row)
-        for term in self._lists:
-            cids = term.cids
+                got, tfs = gen.chunk_list(self.t, term.row)
+                self._opened.append((got, tfs, term.w, len(got)))
+        for cids, tfs, w, n in self._opened:
             lo = bisect_left(cids, a)
-            if lo < len(cids) and cids[lo] < z:
-                tfs, w = term.tfs, term.w
-                for x in range(lo, bisect_left(cids, z, lo)):
+            if lo < n and cids[lo] < z:  # its run: at most one posting per chunk
+                for x in range(lo, bisect_left(cids, z, lo, min(n, lo + span))):
                     c = cids[x]
                     vals[c - a] += lengths[dls[c]][tfs[x]] * w
         self._offer(gcid, vals, field if field > 0.0 else None)
