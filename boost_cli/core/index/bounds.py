@@ -167,7 +167,7 @@ class BoundRanker:
         sparse = postings * _SPARSE < n_contents
         touched: Optional[Set[int]] = set() if sparse else None
         lists: List[_Term] = []
-        self.skipped: List[Tuple[array[int], array[int], array[int], float, float]] = []
+        self.skipped: List[Tuple[array[int], array[int], array[int], float, float, int]] = []
         for x, qi in enumerate(self.chunk_terms):
             row = terms[qi].rows[t]
             assert row is not None
@@ -175,7 +175,7 @@ class BoundRanker:
             w = terms[qi].w
             lists.append(_Term(row, w))
             if x in skip:
-                self.skipped.append((ids, codes, cnt, w, self.umax[x]))
+                self.skipped.append((ids, codes, cnt, w, self.umax[x], len(ids)))
                 continue
             try:
                 if lse:
@@ -195,8 +195,8 @@ class BoundRanker:
         self.skipped.sort(key=lambda p: -p[4])
         tail = 0.0
         for x in range(len(self.skipped) - 1, -1, -1):
-            ids, codes, cnt, w, u = self.skipped[x]
-            self.skipped[x] = (ids, codes, cnt, w, tail)
+            ids, codes, cnt, w, u, size = self.skipped[x]
+            self.skipped[x] = (ids, codes, cnt, w, tail, size)
             tail += u
         if self.field_terms:
             frows = gen.field_rows(t, *self.field_params)
@@ -304,13 +304,14 @@ class BoundRanker:
             s, m, f, n = s_acc[g], m_acc[g], f_acc[g], first[j + 1] - first[j]
             if skipped:  # the skipped terms' real parts, the most reach first
                 floor = _floor(self.how, kth - f, n)
-                for ids, codes, cnt, w, tail in skipped:
+                for ids, codes, cnt, w, tail, size in skipped:
                     i = bisect_left(ids, g)
-                    if i < len(ids) and ids[i] == g:
+                    if i < size and ids[i] == g:
                         u = table[codes[i]] * w
                         s += u
                         m += u * cnt[i]
-                    if floor > _up(s + tail):
+                    hi = s + tail  # >= 0: raised as `_up` raises it
+                    if floor > hi + hi * _EPS + 1e-12:
                         break  # even the rest at their most cannot reach the k-th best
                 else:
                     tail = 0.0
