@@ -7,6 +7,7 @@ queries (`index/cache.py`) and without it.
 
 from __future__ import annotations
 
+import math
 import random
 import subprocess
 import sys
@@ -112,14 +113,39 @@ def check(
     return seen
 
 
-def spy(monkeypatch: pytest.MonkeyPatch, depth: Optional[int] = None) -> Dict[str, int]:
+def spy(
+    monkeypatch: pytest.MonkeyPatch,
+    depth: Optional[int] = None,
+    rest: Optional[float] = None,
+    sparse: Optional[int] = None,
+) -> Dict[str, int]:
     """Count what the content-bound ranking does: contents bounded, bounds the chunk mass
-    made lower than ``S + T ln n``, contents scored exactly. ``depth``: the first cut-off
-    (0: the largest sum, so many rounds; large: every touched content in one round)."""
+    made lower than ``S + T ln n``, contents scored exactly, tiers bounded over the
+    contents their lists touch only (sparse), lists skipped (MaxScore). ``depth``: the
+    first cut-off (0: the largest sum, so many rounds; large: every touched content in
+    one round); ``rest``: the share of the k-th best skipped lists may add (1e9: as many
+    as the bound allows); ``sparse``: a tier is bounded sparse when its postings times
+    this are fewer than its contents (0: always, 1 << 30: never)."""
     if depth is not None:
         monkeypatch.setattr(bounds, "_DEPTH", depth)
-    counts = {"bounded": 0, "tightened": 0, "exact": 0}
+    if rest is not None:
+        monkeypatch.setattr(bounds, "_REST", rest)
+    if sparse is not None:
+        monkeypatch.setattr(bounds, "_SPARSE", sparse)
+    counts = {"bounded": 0, "tightened": 0, "exact": 0, "sparse": 0, "skipped": 0}
+    counts.update(read=0, accumulated=0)
     real_bound, real_exact = bounds.BoundRanker._bound_of, bounds.BoundRanker._exact
+    real_accumulate, real_read = bounds.BoundRanker.accumulate, bounds.BoundRanker.read
+
+    def read(self: bounds.BoundRanker) -> None:
+        real_read(self)
+        counts["read"] += 1
+
+    def accumulate(self: bounds.BoundRanker, theta: float = -math.inf) -> None:
+        real_accumulate(self, theta)
+        counts["accumulated"] += 1
+        counts["sparse"] += isinstance(self.cand, list)
+        counts["skipped"] += len(self.skipped)
 
     def bound_of(self: bounds.BoundRanker, s: float, mass: float, f: float, n: int) -> float:
         counts["bounded"] += 1
@@ -133,6 +159,8 @@ def spy(monkeypatch: pytest.MonkeyPatch, depth: Optional[int] = None) -> Dict[st
 
     monkeypatch.setattr(bounds.BoundRanker, "_bound_of", bound_of)
     monkeypatch.setattr(bounds.BoundRanker, "_exact", exact)
+    monkeypatch.setattr(bounds.BoundRanker, "accumulate", accumulate)
+    monkeypatch.setattr(bounds.BoundRanker, "read", read)
     return counts
 
 
@@ -167,8 +195,24 @@ def test_many_term_queries_over_many_tiers_equal_exhaustive_scoring(
     counts = spy(monkeypatch)
     check(reader, random.Random(seed), 30, taps, VOCAB)
     assert 0 < counts["exact"] < counts["bounded"] and counts["tightened"] > 0
+    # A rare word weighted up and a common one: the tiers without the rare word cannot
+    # reach the k-th best of those with it, and are not read.
+    counts = spy(monkeypatch)
+    for rare in VOCAB[-12:]:
+        for how in index.AGGREGATIONS:
+            weights = {rare: 3.0, VOCAB[0]: 0.25, VOCAB[1]: 0.25}
+            query_checked(reader, weights, 1, None, None, how, "none")
+    assert 0 < counts["accumulated"] < counts["read"]
     spy(monkeypatch, 0)
     check(reader, random.Random(seed + 100), 30, taps, VOCAB)
+    # Later tiers skip the lists of least reach (MaxScore), as many as the bound allows;
+    # every tier bounded over the contents its lists touch only, or over all of them.
+    for rest, sparse in ((1e9, None), (1e9, 1 << 30), (1e9, 0), (0.2, 1 << 30)):
+        counts = spy(monkeypatch, rest=rest, sparse=sparse)
+        check(reader, random.Random(seed + 200), 30, taps, VOCAB)
+        assert counts["skipped"] > 0
+        if sparse is not None:  # always sparse, or never
+            assert counts["sparse"] > 0 if sparse == 0 else counts["sparse"] == 0
 
 
 def test_the_old_corpus_with_agent_queries_equals_exhaustive_scoring(

@@ -1,6 +1,7 @@
 """What an opened generation keeps between queries: the query terms' dictionary rows
-(one look-up per tier each), so a warm query (``boost mcp``) does not look up again what
-an earlier one did: common terms come back. Values are exactly what `Tier.find` gives.
+(one look-up per tier each) and their most tf-part per tier (`Generation.term_max`, from
+the frontier), so a warm query (``boost mcp``) does not look up again what an earlier one
+did: common terms come back. Values are exactly what `Tier.find` gives.
 
 Not kept (measured, issue 21): the posting lists themselves, and each posting's tf-part
 as a double. A stream of agent queries reads ~70 k postings a query at 1x and ~1 M at

@@ -155,6 +155,7 @@ class Generation:
         self._id_tables: Dict[str, array[int]] = {}  # group and next-member tables
         self._by_hash: Optional[Dict[str, int]] = None
         self._terms: Lru[List[Optional[Row]]] = Lru(TERMS_BUDGET)  # term → row per tier
+        self._term_max: Lru[float] = Lru(4 * TERMS_BUDGET)  # (tier, term, k1, b) → its most
 
     @property
     def chunk_content(self) -> array[int]:
@@ -250,6 +251,19 @@ class Generation:
             avgdl = self.avgdl
             got = [bm25.term_weight(tf, dl, avgdl, k1, b) for tf, dl in code_points()]
             self._codes = {(k1, b): got}
+        return got
+
+    def term_max(self, t: int, row: Row, k1: float, b: float, field: bool = False) -> float:
+        """The most tf-part of the term of ``row`` in any chunk (``field``: entry field)
+        of tier ``t``, from its frontier's best point; kept."""
+        key = (t, row.ffront if field else row.front, field, k1, b)
+        got = self._term_max.get(key)
+        if got is None:
+            tier = self.tiers[t]
+            avgdl = self.field_avgdl if field else self.avgdl
+            points = tier.field_frontier(row) if field else tier.frontier(row)
+            got = max((bm25.term_weight(tf, dl, avgdl, k1, b) for tf, dl in points), default=0.0)
+            self._term_max.put(key, got)
         return got
 
     def length_rows(self, k1: float, b: float) -> _Rows:
