@@ -275,10 +275,11 @@ def v_prf_terms(
             scores = ctx.corpus.matrix @ v2
             near = ctx.corpus.hits(scores, docs, q.get("kind"))
             fields = [(h.score, tokenize(f"{h.entry.name} {h.entry.description}")) for h in near]
-            extra = table.feedback(fields, query_weights(q["query"]), terms, weight, min_terms)
+            task = query_weights(q["query"])
+            extra = table.feedback(fields, task, terms, weight, min_terms)
             if not extra:
                 return fuse(ctx, q, scores)
-            lex2 = ctx.bm25.widened(q["query"], extra, k=200, kind=q.get("kind")).hits
+            lex2 = ctx.bm25.widened(task, extra, k=200, kind=q.get("kind")).hits
             saved = ctx.lex[q["id"]]
             ctx.lex[q["id"]] = lex2  # type: ignore[index]
             try:

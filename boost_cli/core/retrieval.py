@@ -216,17 +216,17 @@ class BM25Retriever:
 
     def widened(
         self,
-        text: str,
+        task: Mapping[str, float],
         extra: Mapping[str, float],
         k: int = 60,
         kind: Optional[str] = None,
         taps: Optional[Sequence[str]] = None,
     ) -> Retrieved:
-        """The task ``text`` widened by ``extra`` (term → weight; terms already in the
-        task keep the task's weight) instead of the related-terms table."""
-        weights = query_weights(text)
-        added = tuple(t for t in extra if t not in weights)
-        weights.update((t, extra[t]) for t in added)
+        """The task's query weights ``task`` (`tokenize.query_weights`) widened by
+        ``extra`` (term → weight; a term of the task keeps the task's weight) instead of
+        the related-terms table."""
+        added = tuple(t for t in extra if t not in task)
+        weights = {**task, **{t: extra[t] for t in added}}
         hits = self.reader.query(k=k, kind=kind, taps=taps, weights=weights)
         return Retrieved(hits, related=added)
 
@@ -446,10 +446,11 @@ class HybridRetriever:
             (h.score, tokenize(f"{h.entry.name} {h.entry.description}"))
             for h in nearest[: related.FEEDBACK_DOCS]
         ]
-        extra = table.feedback(docs, query_weights(text))
+        task = query_weights(text)
+        extra = table.feedback(docs, task)
         if not extra:
             return lexical
-        return self.bm25.widened(text, extra, k=depth, kind=kind, taps=taps)
+        return self.bm25.widened(task, extra, k=depth, kind=kind, taps=taps)
 
     def _fuse(self, lexical: List[Hit], semantic: List[Hit], k: int) -> List[Hit]:
         per_engine = {"bm25": lexical, "dense": self._grouped(semantic)}
@@ -660,8 +661,9 @@ def _dense(
             raise IndexUnavailable("hybrid search needs the BM25 index too", REINDEX)
         return None
     dense_r = DenseRetriever(index, fresh, behind, strict=True, rank=rank)
-    # The hybrid fuses the task's own words with the vectors: the related-terms widening
-    # is the plain path's stand-in for meaning, measured there only (docs/benchmarks.md).
+    # The hybrid fuses the task's own words with the vectors: the plain path's related-
+    # terms widening is off there (it stands in for meaning where there are no vectors);
+    # the table serves the hybrid's own widening from the nearest skills (docs/dense.md).
     hybrid = HybridRetriever(
         without_related(bm25), dense_r, groups=bm25.reader.group_keys, related=bm25.related
     )
