@@ -12,8 +12,9 @@ over its best (more when BM25 is unsure)."""
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from boost_cli.core import fusion
 from boost_cli.core.models import Hit
@@ -220,13 +221,32 @@ def v_prf(beta: float, m: int = 3, which: str = "entry", **kw: Any) -> Callable[
     return run
 
 
+def _moved(ctx: Context, v: Any, first: Sequence[Hit]) -> Any:
+    """The query vector ``v`` moved towards the top file of ``first`` (β 0.5, as
+    `fusion.FEEDBACK`), renormalised; ``v`` when the store lacks that file."""
+    row = ctx.corpus.row_of.get(first[0].entry.id) if first else None
+    if row is None:
+        return v
+    moved = v + 0.5 * ctx.corpus.matrix[row]
+    return moved / ctx.np.linalg.norm(moved)
+
+
+@contextmanager
+def _lexical(ctx: Context, q: Dict[str, Any], hits: List[Hit]) -> Iterator[None]:
+    """BM25's candidates for ``q`` are ``hits`` while the block runs."""
+    saved = ctx.lex[q["id"]]
+    ctx.lex[q["id"]] = hits  # type: ignore[index]
+    try:
+        yield
+    finally:
+        ctx.lex[q["id"]] = saved  # type: ignore[index]
+
+
 def v_prf_words(what: str) -> Callable[[Context], Any]:
     """The feedback (top file, beta 0.5) for the dense half, and the top file's name (or
     name and description) as keywords of a second BM25 query."""
 
     def run(ctx: Context) -> Dict[str, List[Hit]]:
-        np = ctx.np
-
         def one(q: Dict[str, Any]) -> List[Hit]:
             v = ctx.qvec(q["query"])
             first = fuse(ctx, q, ctx.corpus.matrix @ v)
@@ -235,15 +255,8 @@ def v_prf_words(what: str) -> Callable[[Context], Any]:
             if what == "desc":
                 words.append(top.entry.description[:200])
             lex2 = ctx.bm25.query(q["query"], k=K, kind=q.get("kind"), keywords=words).hits
-            row = ctx.corpus.row_of.get(top.entry.id)
-            v2 = v if row is None else v + 0.5 * ctx.corpus.matrix[row]
-            v2 = v2 / np.linalg.norm(v2)
-            saved = ctx.lex[q["id"]]
-            ctx.lex[q["id"]] = lex2  # type: ignore[index]
-            try:
-                return fuse(ctx, q, ctx.corpus.matrix @ v2)
-            finally:
-                ctx.lex[q["id"]] = saved  # type: ignore[index]
+            with _lexical(ctx, q, lex2):
+                return fuse(ctx, q, ctx.corpus.matrix @ _moved(ctx, v, first))
 
         return each(ctx, one)
 
@@ -261,18 +274,13 @@ def v_prf_terms(
     def run(ctx: Context) -> Dict[str, List[Hit]]:
         from boost_cli.core.tokenize import query_weights, tokenize
 
-        np = ctx.np
         table = ctx.memo["related"]() if ctx.memo.get("related") else None
         if table is None:
             raise SystemExit("no related-terms table in this home: run boost reindex")
 
         def one(q: Dict[str, Any]) -> List[Hit]:
             v = ctx.qvec(q["query"])
-            first = fuse(ctx, q, ctx.corpus.matrix @ v)
-            row = ctx.corpus.row_of.get(first[0].entry.id) if first else None
-            v2 = v if row is None else v + 0.5 * ctx.corpus.matrix[row]
-            v2 = v2 / np.linalg.norm(v2)
-            scores = ctx.corpus.matrix @ v2
+            scores = ctx.corpus.matrix @ _moved(ctx, v, fuse(ctx, q, ctx.corpus.matrix @ v))
             near = ctx.corpus.hits(scores, docs, q.get("kind"))
             fields = [(h.score, tokenize(f"{h.entry.name} {h.entry.description}")) for h in near]
             task = query_weights(q["query"])
@@ -280,12 +288,8 @@ def v_prf_terms(
             if not extra:
                 return fuse(ctx, q, scores)
             lex2 = ctx.bm25.widened(task, extra, k=200, kind=q.get("kind")).hits
-            saved = ctx.lex[q["id"]]
-            ctx.lex[q["id"]] = lex2  # type: ignore[index]
-            try:
+            with _lexical(ctx, q, lex2):
                 return fuse(ctx, q, scores)
-            finally:
-                ctx.lex[q["id"]] = saved  # type: ignore[index]
 
         return each(ctx, one)
 
