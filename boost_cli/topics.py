@@ -67,6 +67,11 @@ ENVIRONMENT: Sequence[Tuple[str, str, Tuple[str, ...]]] = (
         ("mcp",),
     ),
     (
+        "BOOST_NUMPY_RANKING",
+        "0 ranks BM25 in pure Python even where numpy is loaded (the same results)",
+        ("mcp", "search"),
+    ),
+    (
         "BOOST_MCP_TOKEN",
         "mcp --http: the bearer token clients must send (needed to bind beyond loopback)",
         ("mcp",),

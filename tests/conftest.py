@@ -25,6 +25,9 @@ def boost_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in list(os.environ):
         if var.startswith("BOOST_") and var != "BOOST_HOME":
             monkeypatch.delenv(var)
+    # The pure-Python ranking (`index/bounds.py`) unless a test asks for numpy's
+    # (`index/vectorized.py`): whether numpy is imported depends on which tests ran before.
+    monkeypatch.setenv("BOOST_NUMPY_RANKING", "0")
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "VOYAGE_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     return home

@@ -30,6 +30,7 @@ from boost_cli.core import (
     trust_scan,
 )
 from boost_cli.core.errors import BoostError, UsageError
+from boost_cli.core.index import vectorized
 from boost_cli.core.mcp import Handler, Registry, Server, Session, ToolResult
 from boost_cli.core.mcp_log import log_to_stderr
 from boost_cli.core.models import KINDS
@@ -519,6 +520,7 @@ def _serve_http(args: argparse.Namespace) -> int:
             "SIGTERM or Ctrl-C stops it"
         )
 
+    vectorized.preload()  # a long-lived server ranks with numpy when it is installed
     mcp_http.serve(
         http_responder(build_server(stateless=True)),
         settings,
@@ -568,6 +570,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     log = log_to_stderr(logging.WARNING)  # never blocks on a client that ignores stderr
     if sys.stdin.isatty():  # a person, not an MCP client (clients talk through pipes)
         err(BANNER)
+    vectorized.preload()  # a long-lived server ranks with numpy when it is installed
     build_server().serve_stdio()
     if log is not None:
         log.flush_for(0.5)

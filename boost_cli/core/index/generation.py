@@ -298,6 +298,13 @@ class Generation:
             got = self._tier_dl[t] = self._dl[base : base + self.tiers[t].chunks]
         return got
 
+    def tier_field_lengths(self, t: int) -> array[int]:
+        """Tier ``t``'s contents (tier-local ids) → their entry field's length."""
+        if self._field_dl is None:
+            self._field_dl = self._lengths("field_dl", len(self.content_kinds))
+        base = self.tier_content_base[t]
+        return self._field_dl[base : base + self.tiers[t].contents]
+
     def tier_chunk_content(self, t: int) -> array[int]:
         """Tier ``t``'s chunks (tier-local ids) → global content id (`DEAD` for a copy's)."""
         got = self._tier_cc.get(t)

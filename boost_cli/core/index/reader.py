@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from boost_cli.core.errors import UsageError
+from boost_cli.core.index import vectorized
 from boost_cli.core.index.bounds import top_groups
 from boost_cli.core.index.generation import Generation
 from boost_cli.core.index.hits import hit
@@ -165,7 +166,8 @@ class IndexReader:
         wanted = None if taps is None else {gen.tap_index[t] for t in taps if t in gen.tap_index}
         if wanted is not None and not wanted:
             return []
-        ranked = top_groups(
+        rank = vectorized.top_groups if vectorized.available() else top_groups
+        ranked = rank(
             gen,
             query_weights(text) if weights is None else weights,
             k,

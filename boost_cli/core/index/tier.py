@@ -205,6 +205,18 @@ class Tier:
             raise damaged(f"{self.c.path.name}: postings out of bounds")
         return ids, self.c.slice(self._spans["post_tfs"], row.first, row.first + row.n)
 
+    def raw_postings(self, row: Row, field: bool = False) -> Tuple[bytes, int, bytes]:
+        """The term's chunk (or entry-field) postings undecoded: the ids' little-endian
+        bytes, their width in bytes, and the tfs (`vectorized` reads them as arrays); the
+        caller checks the ids against the tier's size."""
+        if field:
+            span, w, a, n = self._spans["field_ids"], self.fw, row.ffirst, row.fn
+            tfs = self.c.slice(self._spans["field_tfs"], a, a + n)
+        else:
+            span, w, a, n = self._spans["post_ids"], self.w, row.first, row.n
+            tfs = self.c.slice(self._spans["post_tfs"], a, a + n)
+        return self.c.slice(span, a * w, (a + n) * w), w, tfs
+
     def field_postings(self, row: Row) -> Tuple[array[int], bytes]:
         """The term's entry-field postings: tier-local content ids (ascending) and tfs."""
         ids = self._ints("field_ids", self.field_code, row.ffirst, row.fn)
