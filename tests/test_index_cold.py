@@ -30,6 +30,7 @@ from boost_cli.core.index.generation import Generation
 from boost_cli.core.index.layout import MANIFEST, MERGE_MAGIC
 from boost_cli.core.index.reader import IndexReader
 from boost_cli.core.paths import index_dir
+from tests.helpers import make_repo, run_boost, skill
 from tests.test_index import dedupe_taps, make_tap
 
 
@@ -188,3 +189,62 @@ def test_a_short_slice_read_is_truncated(tmp_path: Path) -> None:
         finally:
             with open(path, "r+b") as fh:
                 fh.truncate(size)
+
+
+# --------------------------------------------------------------------------- the real CLI
+
+
+NEAR = (
+    "---\nname: saga-guide\ndescription: {desc}\n---\n"
+    + (
+        "Service boundaries for a monolith split into services. Sagas coordinate distributed "
+        "transactions; choose sync or async communication per call.\n\n"
+    )
+    * 3
+)
+
+
+def _copies_home(tmp_path: Path) -> Path:
+    """Four taps, each with a near-copy of one skill (one line of its own appended, as the
+    10x corpus has) and a skill of its own: a group whose members are in four segments."""
+    home = tmp_path / "home"
+    for i in range(4):
+        repo = make_repo(
+            tmp_path / f"r{i}",
+            {
+                "skills/saga/SKILL.md": NEAR.format(desc="sagas and service boundaries")
+                + f"<!-- variant {i} -->\n",
+                f"skills/own{i}/SKILL.md": skill(f"own{i}", f"tap {i}'s own skill", "kafka lag"),
+            },
+        )
+        r = run_boost(["tap", str(repo), "--name", f"t{i}"], home)
+        assert r.returncode == 0, r.stderr
+    r = run_boost(["reindex"], home)
+    assert r.returncode == 0, r.stderr
+    return home
+
+
+TASK = "break a monolith into services with sagas for distributed transactions"
+
+
+def test_cli_search_follows_a_group_across_segments_and_a_bad_table_is_named(
+    tmp_path: Path,
+) -> None:
+    home = _copies_home(tmp_path)
+    r = run_boost(["search", TASK, "--json", "--no-llm", "--engine", "bm25"], home)
+    assert r.returncode == 0, r.stderr
+    hits = json.loads(r.stdout)
+    top = hits[0]
+    assert top["id"] == "t0:saga-guide"
+    assert sorted(top["also_in"]) == ["t1:saga-guide", "t2:saga-guide", "t3:saga-guide"]
+    root = home / "cache" / "index"
+    manifest = json.loads((root / MANIFEST).read_text())
+    level = manifest["params"]["collapse"]
+    merge = next(root.glob("merge-*.bin"))
+    c = Container(merge, MERGE_MAGIC)
+    n = len(c.read("content_kinds"))
+    c.close()
+    _rewrite_merge_section(root, f"{level}_group", to_le(array("I", [n + 3] * n)))
+    r = run_boost(["search", TASK, "--json", "--no-llm", "--engine", "bm25"], home)
+    assert r.returncode != 0
+    assert "tables disagree" in r.stderr and "reindex" in r.stderr, r.stderr
