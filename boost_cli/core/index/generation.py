@@ -92,7 +92,7 @@ class Generation:
             self.content_base = [int(t["content_base"]) for t in taps]
             self.chunk_base = [int(t["chunk_base"]) for t in taps]
             self.tap_names = [str(t["tap"]) for t in taps]
-            self.roots = [str(resolve_root(str(t["root"]))) for t in taps]
+            self._recorded_roots = [str(t["root"]) for t in taps]
             seg_files = [str(t["file"]) for t in taps]
             ranks = meta.get("origin")
             if not isinstance(ranks, dict):  # an index built before the origin rule
@@ -107,6 +107,7 @@ class Generation:
         self._seg_files = seg_files
         self._seg_sizes = [(seg_recs.get(t) or {}).get("size") for t in self.tap_names]
         self._segments: Dict[int, Segment] = {}
+        self._roots: Dict[int, str] = {}
         tier_recs = {str(r.get("file")): r for r in manifest.get("tiers") or []}
         self.tiers: List[Tier] = []
         try:
@@ -182,6 +183,14 @@ class Generation:
         for c in self._open:
             c.close()
         self._open = []
+
+    def root(self, s: int) -> str:
+        """Tap ``s``'s folder (`resolve_root` of the recorded one), made when a hit first
+        needs it: a query shows a few taps of the 120 at 10x."""
+        got = self._roots.get(s)
+        if got is None:
+            got = self._roots[s] = str(resolve_root(self._recorded_roots[s]))
+        return got
 
     def segment(self, s: int) -> Segment:
         """Tap ``s``'s segment (records, spans, hashes), opened on first use."""
