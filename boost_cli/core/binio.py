@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from typing import Any
+from typing import Any, Sequence
 
 
 def to_le(values: array[Any]) -> bytes:
@@ -23,3 +23,12 @@ def from_le(typecode: str, data: bytes) -> array[Any]:
     if sys.byteorder == "big":  # pragma: no cover
         values.byteswap()
     return values
+
+
+def u16_view(data: bytes) -> Sequence[int]:
+    """``data`` (little-endian u16s) as a read-only sequence of ints: a view of the bytes
+    on a little-endian machine (no copy; slices of it are views too), else a decoded
+    array. For large tables read whole and then only indexed and sliced."""
+    if sys.byteorder == "little":
+        return memoryview(data).cast("H")
+    return from_le("H", data)  # pragma: no cover - no big-endian CI machine

@@ -24,8 +24,11 @@ every chunk score of the content, for any k1, b and average length. Per tier:
    whose first bound (``S + R + T ln n + F`` for lse) is at or above a cut-off (one C-level
    pass over the tier's contents, or over only those its lists touch when they hold few
    postings for its size): first estimated from the tier's largest sums, then the last
-   one, below which nothing can reach the k-th best. A skipped term's real part of ``S``
-   and ``M`` replaces ``R`` (a bisection in its content postings) before the bound.
+   one, below which nothing can reach the k-th best. A tier read at a known k-th best
+   computes its keys only for the contents whose ``S + F`` reaches what any key at the
+   cut-off needs (`BoundRanker._reaching`: a few percent of them). A skipped term's real
+   part of ``S`` and ``M`` replaces ``R`` (a bisection in its content postings) before
+   the bound.
 3. **Exact scores**, best bound first, until the k-th best group score is above the next
    bound: a content's chunk postings in each query term's list are a run of its chunk
    ids (two bisections), added in query order and aggregated in chunk order — the same
@@ -44,8 +47,8 @@ import math
 from array import array
 from bisect import bisect_left
 from itertools import chain, compress, repeat
-from operator import add, mul, sub
-from typing import Callable, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from operator import add, mul
+from typing import Callable, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from boost_cli.core import bm25
 from boost_cli.core.index.generation import Generation
@@ -155,6 +158,7 @@ class BoundRanker:
         ``R`` for the skipped terms, then (`pick`) with their real codes, by bisection."""
         gen, t, tier, terms = self.gen, self.t, self.tier, self.terms
         n_contents = tier.contents
+        self.lazy = False
         table = gen.code_table(*self.chunk_params)
         lse = self.how == "lse"
         s_acc = [0.0] * n_contents
@@ -199,14 +203,18 @@ class BoundRanker:
             self.skipped[x] = (ids, codes, cnt, w, tail, size)
             tail += u
         if self.field_terms:
-            frows = gen.field_rows(t, *self.field_params)
+            # Through the field length (not a tf-part row per content, `field_rows`): a
+            # query's field postings are far fewer than the contents (18 k of 90 k for a
+            # 20-word task at 10x), and those rows cost a cold search one pass over all.
+            by_len = gen.field_length_rows(*self.field_params)
+            fdl = gen.tier_field_lengths(t)
             for qi in self.field_terms:
                 row = terms[qi].rows[t]
                 assert row is not None
                 fids, ftfs = gen.field_list(t, row)
                 wf = terms[qi].wf
                 for g, tf in zip(fids, ftfs):
-                    f_acc[g] += frows[g][tf] * wf
+                    f_acc[g] += by_len[fdl[g]][tf] * wf
                 if touched is not None:
                     touched.update(fids)
         self._lists = lists
@@ -222,13 +230,24 @@ class BoundRanker:
             if self.how == "max":
                 self.keys = [s_acc[g] + r + f_acc[g] for g in cand]
             elif self.how == "lse":
-                slack = self._static("slack")
-                self.keys = [s_acc[g] + r + f_acc[g] + slack[g] for g in cand]
+                slack, counts = self._per_count("slack"), gen.chunk_counts(t)
+                self.keys = [s_acc[g] + r + f_acc[g] + slack[counts[g]] for g in cand]
             else:
-                factor = self._static("factor")
-                self.keys = [(s_acc[g] + r) * factor[g] + f_acc[g] for g in cand]
+                factor, counts = self._per_count("factor"), gen.chunk_counts(t)
+                self.keys = [(s_acc[g] + r) * factor[counts[g]] + f_acc[g] for g in cand]
             return
         self.cand = range(n_contents)
+        if theta > -math.inf:
+            # One round at a known k-th best (`_candidates`): the keys are not made for
+            # every content; `pick` finds those that reach the cut (`_reaching`).
+            self.keys, self.lazy = (), True
+            return
+        # Kept: rounds of cut-offs may follow (no k-th best yet: the first tier).
+        self.keys = list(self._all_keys())
+
+    def _all_keys(self) -> Iterable[float]:
+        """Every content's first key, C-level passes over the tier's lists."""
+        s_acc, n_contents = self.s_acc, len(self.s_acc)
         s_r: Iterable[float] = s_acc
         if self.rest:  # S + R: the keys bound the skipped terms with R
             s_r = map(add, s_acc, repeat(self.rest, n_contents))
@@ -237,12 +256,56 @@ class BoundRanker:
         else:
             keys = s_r
         if self.field_terms:
-            keys = map(add, keys, f_acc)
+            keys = map(add, keys, self.f_acc)
         if self.how == "lse":  # S + F + T ln n (also over a field-only content's F)
             keys = map(add, keys, self._static("slack"))
-        # Kept when rounds of cut-offs may follow (no k-th best yet: the first tier);
-        # else read once, by the one round (`_candidates`), and never made a list.
-        self.keys = list(keys) if not theta > -math.inf else keys
+        return keys
+
+    def _reaching(self, cut: float) -> Iterator[int]:
+        """The contents (ascending) whose first key reaches ``cut``: the key of
+        `accumulate`'s full pass (``S + R + F + T ln n`` for lse, ``(S + R) × factor + F``
+        for max2, ``S + R + F`` for max), computed with the same operations in the same
+        order, but only for the contents whose ``S + F`` reaches what any key at ``cut``
+        needs (the largest slack or factor, lowered past rounding): the few percent of
+        the tier a later tier's k-th best leaves, not one key per content."""
+        s_acc, f_acc, r, how = self.s_acc, self.f_acc, self.rest, self.how
+        counts = self.gen.chunk_counts(self.t)
+        slack = factor = None
+        if how == "lse":
+            slack = self._per_count("slack")
+            most = LSE_TEMPERATURE * math.log(self.max_n) if self.max_n > 1 else 0.0
+            need = cut - r - most
+        elif how == "max2":
+            factor = self._per_count("factor")
+            need = cut / (1.0 + MAX2_BONUS) - r
+        else:
+            need = cut - r
+        need = _down(need)
+        if not need > 0.0:  # every content would pass the test: the C-level keys, then
+            yield from compress(range(len(s_acc)), map(cut.__le__, self._all_keys()))
+            return
+        field = bool(self.field_terms)
+        sums: Iterable[float] = map(add, s_acc, f_acc) if field else s_acc
+        for g in compress(range(len(s_acc)), map(need.__le__, sums)):
+            key = s_acc[g]
+            if r:
+                key = key + r
+            if factor is not None:
+                key = key * factor[counts[g]]
+            if field:
+                key = key + f_acc[g]
+            if slack is not None:
+                key = key + slack[counts[g]]
+            if cut <= key:
+                yield g
+
+    def release(self) -> None:
+        """Drop the tier's per-content lists once its candidates are scored: the next tier
+        then reuses their memory (a cold process would otherwise take fresh pages for
+        every tier's, ~29 tiers of floats at 10x)."""
+        self.s_acc = self.m_acc = self.f_acc = []
+        self.keys, self.cand, self.posts = [], [], []
+        self._opened, self.skipped = [], []
 
     def _skipped(self, theta: float) -> Set[int]:
         """The chunk terms (indexes into ``chunk_terms``) of least ``umax`` whose sum ``R``
@@ -261,27 +324,30 @@ class BoundRanker:
             skip.discard(max(skip, key=self.umax.__getitem__))
         return skip
 
+    def _per_count(self, what: str) -> List[float]:
+        """By chunk count (0 to the tier's most), what it adds to the bound from ``S``:
+        ``T ln n`` (lse) or the factor (max2)."""
+        key = ("bounds", what, "per count", self.t)
+        got = self.gen.memo.get(key)
+        if got is None:
+            top = self.max_n + 1
+            if what == "slack":
+                t = LSE_TEMPERATURE
+                got = [t * math.log(n) if n > 1 else 0.0 for n in range(top)]
+            else:
+                got = [1.0 + MAX2_BONUS if n > 1 else 1.0 for n in range(top)]
+            self.gen.memo[key] = got
+        return got
+
     def _static(self, what: str) -> List[float]:
-        """Per content of the tier, what its chunk count adds to the bound from ``S``:
-        ``T ln n`` (lse) or the factor (max2); kept by the generation."""
+        """Per content of the tier, what its chunk count adds to the bound from ``S``
+        (`_per_count`), for the C-level pass over every content's key; kept by the
+        generation. The other paths look a content's count up (`_reaching`)."""
         key = ("bounds", what, self.t)
         got = self.gen.memo.get(key)
         if got is None:
-            ob, first = self.ob, self.gen.content_first
-            counts = list(
-                map(
-                    sub,
-                    first[ob + 1 : ob + self.tier.contents + 1],
-                    first[ob : ob + self.tier.contents],
-                )
-            )
-            top = max(counts, default=0) + 1
-            if what == "slack":  # one value per chunk count, then a C-level look-up each
-                t = LSE_TEMPERATURE
-                per_n = [t * math.log(n) if n > 1 else 0.0 for n in range(top)]
-            else:
-                per_n = [1.0 + MAX2_BONUS if n > 1 else 1.0 for n in range(top)]
-            got = list(map(per_n.__getitem__, counts))
+            per_n = self._per_count(what)
+            got = list(map(per_n.__getitem__, self.gen.chunk_counts(self.t)))
             self.gen.memo[key] = got
         return got
 
@@ -294,7 +360,10 @@ class BoundRanker:
         s_acc, m_acc, f_acc = self.s_acc, self.m_acc, self.f_acc
         skipped = self.skipped
         table = self.gen.code_table(*self.chunk_params) if skipped else []
-        for g in compress(self.cand, map(cut.__le__, self.keys)):
+        reaching = (
+            self._reaching(cut) if self.lazy else compress(self.cand, map(cut.__le__, self.keys))
+        )
+        for g in reaching:
             if done[g]:
                 continue
             done[g] = 1
@@ -450,4 +519,5 @@ def top_groups(
             break  # no content of this tier or the next can reach the k-th best
         rk.accumulate(top.kth())
         _candidates([rk], top)
+        rk.release()
     return top.ranked()

@@ -14,7 +14,7 @@ import struct
 import zlib
 from array import array
 from pathlib import Path
-from typing import Any, BinaryIO, Dict, List, Sequence, Tuple
+from typing import Any, BinaryIO, Callable, Dict, List, Optional, Sequence, Tuple
 
 from boost_cli.core.binio import from_le
 from boost_cli.core.index.layout import FORMAT_VERSION, damaged, mismatch
@@ -46,12 +46,15 @@ def pack(magic: bytes, meta: Dict[str, Any], sections: Sequence[Tuple[str, bytes
     return b"".join(parts)
 
 
+_os_pread: Optional[Callable[[int, int, int], bytes]]  # os.pread, where there is one
 if hasattr(os, "pread"):
+    _os_pread = os.pread
 
     def pread(fh: BinaryIO, offset: int, size: int) -> bytes:
         return os.pread(fh.fileno(), size, offset)
 
 else:  # pragma: no cover - Windows: no pread; a reader is used from one thread
+    _os_pread = None
 
     def pread(fh: BinaryIO, offset: int, size: int) -> bytes:
         fh.seek(offset)
@@ -70,6 +73,7 @@ class Container:
         self.path = path
         name = path.name
         self.fh: BinaryIO = open(path, "rb", buffering=0)  # noqa: SIM115 - kept open while in use
+        self._fd = self.fh.fileno()
         try:
             self.size = os.fstat(self.fh.fileno()).st_size
             head = self.read_at(0, HEAD.size)
@@ -135,7 +139,15 @@ class Container:
         """Bytes ``[start, end)`` of a section, bounds-checked."""
         if not 0 <= start <= end <= span[1]:
             raise damaged(f"{self.path.name}: a reference points outside its table")
-        return self.read_at(span[0] + start, end - start)
+        size = end - start
+        if _os_pread is None or not size:  # no pread (Windows), or nothing to read
+            return self.read_at(span[0] + start, size)
+        # `read_at` inlined: a query makes thousands of these small reads (dictionary
+        # rows, frontiers, posting lists: ~6,600 for a long task at 10x)
+        data = _os_pread(self._fd, size, span[0] + start)
+        if len(data) != size:
+            raise damaged(f"{self.path.name} is truncated")
+        return data
 
     def verify(self) -> bytes:
         """Check every byte: each section's CRC32, and zeros in the padding between them.

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from operator import sub
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from boost_cli.core import bm25, origin
+from boost_cli.core.binio import u16_view
 from boost_cli.core.errors import IndexUnavailable
 from boost_cli.core.index.cache import TERMS_BUDGET, Lru
 from boost_cli.core.index.container import Container
@@ -90,7 +92,7 @@ class Generation:
             self.content_base = [int(t["content_base"]) for t in taps]
             self.chunk_base = [int(t["chunk_base"]) for t in taps]
             self.tap_names = [str(t["tap"]) for t in taps]
-            self.roots = [str(resolve_root(str(t["root"]))) for t in taps]
+            self._recorded_roots = [str(t["root"]) for t in taps]
             seg_files = [str(t["file"]) for t in taps]
             ranks = meta.get("origin")
             if not isinstance(ranks, dict):  # an index built before the origin rule
@@ -105,6 +107,7 @@ class Generation:
         self._seg_files = seg_files
         self._seg_sizes = [(seg_recs.get(t) or {}).get("size") for t in self.tap_names]
         self._segments: Dict[int, Segment] = {}
+        self._roots: Dict[int, str] = {}
         tier_recs = {str(r.get("file")): r for r in manifest.get("tiers") or []}
         self.tiers: List[Tier] = []
         try:
@@ -143,11 +146,13 @@ class Generation:
             raise damaged(f"{m.path.name}: tables disagree")
         self._rows: Dict[Tuple[int, float, float], List[_TfRow]] = {}
         self._field_rows: Dict[Tuple[int, float, float], List[_TfRow]] = {}
-        self._dl: Optional[array[int]] = None
-        self._field_dl: Optional[array[int]] = None
+        self._dl: Optional[Sequence[int]] = None
+        self._field_dl: Optional[Sequence[int]] = None
         self._max_chunks: Dict[int, int] = {}
+        self._counts: Dict[int, List[int]] = {}
         self._tier_cc: Dict[int, array[int]] = {}
-        self._tier_dl: Dict[int, array[int]] = {}
+        self._tier_dl: Dict[int, Sequence[int]] = {}
+        self._tier_fdl: Dict[int, Sequence[int]] = {}
         self._codes: Dict[Tuple[float, float], List[float]] = {}
         self.memo: Dict[Tuple[Any, ...], Any] = {}  # per-tier tables the ranking derives
         self._live: Optional[bytes] = None
@@ -178,6 +183,14 @@ class Generation:
         for c in self._open:
             c.close()
         self._open = []
+
+    def root(self, s: int) -> str:
+        """Tap ``s``'s folder (`resolve_root` of the recorded one), made when a hit first
+        needs it: a query shows a few taps of the 120 at 10x."""
+        got = self._roots.get(s)
+        if got is None:
+            got = self._roots[s] = str(resolve_root(self._recorded_roots[s]))
+        return got
 
     def segment(self, s: int) -> Segment:
         """Tap ``s``'s segment (records, spans, hashes), opened on first use."""
@@ -281,14 +294,16 @@ class Generation:
             table = self._tables[key] = _Rows(avgdl, k1, b)
         return table
 
-    def _lengths(self, section: str, n: int) -> array[int]:
-        """The merge's u16 ``section`` of ``n`` lengths."""
-        dl = self.merge.ints(section, "H")
-        if len(dl) != n:
+    def _lengths(self, section: str, n: int) -> Sequence[int]:
+        """The merge's u16 ``section`` of ``n`` lengths (CRC32 checked), as a view of the
+        bytes read: the chunk lengths are 2.4 MB at 10x, and a copy into an array plus one
+        slice per tier cost a cold search ~2 ms there."""
+        raw = self.merge.read(section)
+        if len(raw) != 2 * n:
             raise damaged(f"{self.merge.path.name}: tables disagree")
-        return dl
+        return u16_view(raw)
 
-    def tier_lengths(self, t: int) -> array[int]:
+    def tier_lengths(self, t: int) -> Sequence[int]:
         """Tier ``t``'s chunks (tier-local ids) → their lengths."""
         got = self._tier_dl.get(t)
         if got is None:
@@ -298,12 +313,15 @@ class Generation:
             got = self._tier_dl[t] = self._dl[base : base + self.tiers[t].chunks]
         return got
 
-    def tier_field_lengths(self, t: int) -> array[int]:
-        """Tier ``t``'s contents (tier-local ids) → their entry field's length."""
-        if self._field_dl is None:
-            self._field_dl = self._lengths("field_dl", len(self.content_kinds))
-        base = self.tier_content_base[t]
-        return self._field_dl[base : base + self.tiers[t].contents]
+    def tier_field_lengths(self, t: int) -> Sequence[int]:
+        """Tier ``t``'s contents (tier-local ids) → their entry-field lengths."""
+        got = self._tier_fdl.get(t)
+        if got is None:
+            if self._field_dl is None:
+                self._field_dl = self._lengths("field_dl", len(self.content_kinds))
+            base = self.tier_content_base[t]
+            got = self._tier_fdl[t] = self._field_dl[base : base + self.tiers[t].contents]
+        return got
 
     def tier_chunk_content(self, t: int) -> array[int]:
         """Tier ``t``'s chunks (tier-local ids) → global content id (`DEAD` for a copy's)."""
@@ -313,14 +331,22 @@ class Generation:
             got = self._tier_cc[t] = self.chunk_content[base : base + self.tiers[t].chunks]
         return got
 
+    def chunk_counts(self, t: int) -> List[int]:
+        """Per content of tier ``t`` (tier-local ids) how many chunks it has, kept: the
+        tier's most (`max_chunks`) and the bounds' per-content slack come from this one
+        pass over the contents, not one pass each."""
+        got = self._counts.get(t)
+        if got is None:
+            base, n, first = self.tier_content_base[t], self.tiers[t].contents, self.content_first
+            got = list(map(sub, first[base + 1 : base + n + 1], first[base : base + n]))
+            self._counts[t] = got
+        return got
+
     def max_chunks(self, t: int) -> int:
         """The most chunks a content of tier ``t`` has."""
         got = self._max_chunks.get(t)
         if got is None:
-            base = self.tier_content_base[t]
-            first = self.content_first[base : base + self.tiers[t].contents + 1]
-            got = max(map(int.__sub__, first[1:], first[:-1]), default=0)
-            self._max_chunks[t] = got
+            got = self._max_chunks[t] = max(self.chunk_counts(t), default=0)
         return got
 
     @property
@@ -342,19 +368,27 @@ class Generation:
     def members(self, level: str, gid: int) -> List[int]:
         """The live contents of group ``gid`` at ``level``, ascending (``[gid]`` alone)."""
         nxt = self._content_ids(f"{level}_next")
+        n = len(nxt)
+        if not 0 <= gid < n:
+            raise damaged(f"{self.merge.path.name}: tables disagree")
         out = [gid]
         j = nxt[gid]
-        while j != gid and len(out) <= len(nxt):
+        while j != gid and len(out) <= n:
+            if j >= n:
+                raise damaged(f"{self.merge.path.name}: tables disagree")
             out.append(j)
             j = nxt[j]
         return out
 
     def _content_ids(self, section: str) -> array[int]:
-        """A merge section of one content id per content, read once and bounds-checked."""
+        """A merge section of one content id per content, read once (its CRC32 and length
+        checked). The ids are checked where they are followed (`members`, `group_key`),
+        not all of them on first use: a pass over 90 k ids is ~2 ms of a cold search at
+        10x, and a query follows a few dozen."""
         found = self._id_tables.get(section)
         if found is None:
             found = self.merge.ints(section, "I")
-            if len(found) != len(self.content_kinds) or (found and max(found) >= len(found)):
+            if len(found) != len(self.content_kinds):
                 raise damaged(f"{self.merge.path.name}: tables disagree")
             self._id_tables[section] = found
         return found
@@ -375,7 +409,10 @@ class Generation:
         """The name of content ``gcid``'s group at ``level``: the SHA-256 (hex) of the
         group's first file (its own for "none")."""
         group = self.groups(level)
-        s, j = self.seg_of(group[gcid] if group is not None else gcid)
+        first = group[gcid] if group is not None else gcid
+        if first >= len(self.content_kinds):
+            raise damaged(f"{self.merge.path.name}: tables disagree")
+        s, j = self.seg_of(first)
         return self.segment(s).content_hash(j)
 
     def seg_of(self, gcid: int) -> Tuple[int, int]:

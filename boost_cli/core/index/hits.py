@@ -64,10 +64,10 @@ def hit(
         except (KeyError, TypeError, ValueError) as exc:
             raise damaged(f"{gen.segment(s).c.path.name}: bad content record") from exc
         own_seg, own_entry = own[0] if shown != gcid else (rep_seg, rep)
-        path = os.path.join(gen.roots[own_seg], own_entry.path)
+        path = os.path.join(gen.root(own_seg), own_entry.path)
         chunk = read_snippet(path, size, file_crc, (start, end), (bs, be, crc), "")
         if shown != gcid:  # a near-duplicate shown: the chunk only if its file has it too
-            shown_path = os.path.join(gen.roots[rep_seg], rep.path)
+            shown_path = os.path.join(gen.root(rep_seg), rep.path)
             chunk = chunk if chunk.strip() and _holds(shown_path, chunk.strip()) else ""
         snippet = chunk or rep.description
     s, j = gen.seg_of(shown)

@@ -46,6 +46,7 @@ TIER_CHUNKS = 0x10000  # chunks a tier holds at most (a bigger tap is a tier alo
 CUT_EVERY = 8  # a run of taps ends after a tap whose name's CRC32 is 0 mod this
 BLOCK = 128  # postings per block
 _U32X2 = struct.Struct("<II")
+_WIDTH = {"B": 1, "H": 2, "I": 4}  # bytes per item of an array typecode the tiers use
 
 
 def plan(taps: Sequence[Tuple[str, int]]) -> List[Tuple[int, int]]:
@@ -195,7 +196,7 @@ class Tier:
         return row
 
     def _ints(self, section: str, code: str, first: int, n: int) -> array[int]:
-        w = {"B": 1, "H": 2}.get(code, 4)
+        w = _WIDTH[code]
         return from_le(code, self.c.slice(self._spans[section], first * w, (first + n) * w))
 
     def chunk_postings(self, row: Row) -> Tuple[array[int], bytes]:
