@@ -10,9 +10,10 @@ float64 array of the tier's chunks (small enough to stay in the CPU's cache):
 order as `ranking.accumulate` and `bounds._exact` (`bm25.term_weight`'s expression one
 operation at a time, as Python evaluates it; a chunk has at most one posting a term), so
 every chunk score is the same float, not a close one; the entry-field scores likewise.
-Each content is then bounded from its chunks' floats: its best chunk score, + T ln(the
-chunks that match) for lse (a soft maximum of m values none above the best is at most
-that), × 1.25 for max2, + its field score, raised past float error. Contents are taken
+Each content is then bounded from its chunks' floats: its best chunk score, + T ln n for
+lse over its n chunks (a soft maximum of n values none above the best is at most that;
+counting only the matching chunks bounds tighter but costs a pass more than the extra
+exact scores), × 1.25 for max2, + its field score, raised past float error. Contents are taken
 best bound first (only the best few hundred are ever sorted), across tiers through a
 heap; each is scored exactly by `ranking._slice_part` over its chunks' floats (the
 function the other paths use) and offered to the shared top k, until the k-th best
@@ -92,10 +93,10 @@ def _tables(np: Any, gen: Generation, t: int, what: str, k1: float, b: float) ->
     return got
 
 
-def _layout(np: Any, gen: Generation, t: int) -> Tuple[Any, Any, Any, Any, Any]:
+def _layout(np: Any, gen: Generation, t: int) -> Tuple[Any, Any, Any, Any, Any, Any]:
     """Tier ``t``'s contents: each one's first chunk (tier-local), chunk count and whether
-    it is live; the first chunks of those with chunks, and which those are; kept by the
-    generation."""
+    it is live; the first chunks of those with chunks, which those are, and their
+    ``T ln n`` (what lse can add to the best of n chunks); kept by the generation."""
     key = ("vectorized", "layout", t)
     got = gen.memo.get(key)
     if got is None:
@@ -111,7 +112,8 @@ def _layout(np: Any, gen: Generation, t: int) -> Tuple[Any, Any, Any, Any, Any]:
             raise damaged(f"{tier.c.path.name}: contents and chunks disagree")
         live = np.frombuffer(gen.live, dtype=np.uint8)[ob : ob + tier.contents] != 0
         has = counts > 0
-        got = gen.memo[key] = (first, counts, live, first[:-1][has], has)
+        slack = LSE_TEMPERATURE * np.log(counts[has])
+        got = gen.memo[key] = (first, counts, live, first[:-1][has], has, slack)
     return got
 
 
@@ -187,7 +189,7 @@ class _Tier:
         self.ub: List[float] = []
         if acc is None and fld is None:
             return
-        first, counts, live, starts, has = _layout(np, gen, t)
+        first, counts, live, starts, has, slack = _layout(np, gen, t)
         part = np.zeros(tier.contents, dtype=np.float64)
         if acc is not None:
             # per content with chunks (they cover the tier's chunks in order): its best
@@ -197,10 +199,8 @@ class _Tier:
                 est = top
             elif how == "max2":  # at most best + bonus × best
                 est = np.where(counts[has] > 1, top + MAX2_BONUS * top, top)
-            else:  # lse of m matched chunks, none above the best: at most best + T ln m
-                matches = np.add.reduceat(acc > 0.0, starts, dtype=np.intp)
-                with np.errstate(divide="ignore"):
-                    est = top + LSE_TEMPERATURE * np.log(matches)
+            else:  # lse over n chunks, none above the best: at most best + T ln n
+                est = top + slack
             part[has] = np.where(top > 0.0, est, 0.0)
         bound = part + fld if fld is not None else part
         hit = part > 0.0 if fld is None else (part > 0.0) | (fld > 0.0)
