@@ -158,3 +158,29 @@ def test_the_mcp_server_loads_numpy_to_rank_with_it(monkeypatch: pytest.MonkeyPa
     with pytest.raises(Stop):
         mcp_cmd.cmd_mcp(argparse.Namespace())
     assert calls == ["preload", "server"]
+
+
+def test_the_tf_part_is_pythons_float_for_every_tf_and_length() -> None:
+    # `_scores` against `bm25.term_weight` × w, bit for bit, over a grid of tfs (0
+    # included: it scores 0.0 even where the norm is 0), lengths and parameters.
+    from types import SimpleNamespace
+
+    from boost_cli.core import bm25
+    from boost_cli.core.index.vectorized import _norm, _scores
+
+    tf = np.repeat(np.arange(0, 256, 7, dtype=np.uint8), 9)
+    dl = np.tile(np.array([0, 1, 2, 13, 100, 999, 4096, 30000, 65535]), len(tf) // 9)
+    ids = np.arange(len(tf), dtype="<u4")
+    tier = SimpleNamespace(
+        chunks=len(tf),
+        contents=len(tf),
+        c=SimpleNamespace(path=Path("tier-0")),
+        raw_postings=lambda row, field: (ids.tobytes(), 4, tf.tobytes()),
+    )
+    for k1, b, avgdl in ((1.2, 0.75, 37.3), (2.0, 0.75, 11.0), (0.0, 1.0, 5.5), (0.9, 0.4, 0.0)):
+        gen = SimpleNamespace(memo={})
+        norm = _norm(np, dl, avgdl, k1, b)
+        for w in (1.0, 0.25, 3.7137):
+            got_ids, part = _scores(np, gen, tier, None, False, norm, (k1, b), w)  # type: ignore[arg-type]
+            want = [bm25.term_weight(int(t), int(d), avgdl, k1, b) * w for t, d in zip(tf, dl)]
+            assert got_ids.tolist() == ids.tolist() and part.tolist() == want, (k1, b, avgdl, w)

@@ -129,7 +129,14 @@ def _tf_tables(np: Any, gen: Generation, k1: float) -> Tuple[Any, Any]:
 
 
 def _scores(
-    np: Any, gen: Generation, tier: Any, row: Any, field: bool, norm: Any, k1: float, w: float
+    np: Any,
+    gen: Generation,
+    tier: Any,
+    row: Any,
+    field: bool,
+    norm: Any,
+    params: Tuple[float, float],
+    w: float,
 ) -> Tuple[Any, Any]:
     """A term's postings in the tier: ids (as indexes) and each one's part of the score,
     ``tf × (k1 + 1) / (tf + norm) × w`` (`bm25.term_weight` × the term's weight, the same
@@ -141,10 +148,16 @@ def _scores(
     if len(tf) != len(ids) or (len(ids) and int(ids[-1]) >= size):
         raise damaged(f"{tier.c.path.name}: postings out of bounds")
     ids = ids.astype(np.intp)
+    k1, b = params
     tf_f, num = _tf_tables(np, gen, k1)
     part = norm.take(ids)
     part += tf_f.take(tf)  # tf + norm
-    np.divide(num.take(tf), part, out=part)
+    if k1 > 0.0 and 0.0 <= b < 1.0:  # every norm > 0: a tf 0 (damaged) scores 0.0 / norm
+        np.divide(num.take(tf), part, out=part)
+    else:  # a norm can be 0: a tf 0 still scores 0.0, as in `bm25.term_weight`
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(num.take(tf), part, out=part)
+        part[tf == 0] = 0.0
     part *= w
     return ids, part
 
@@ -174,13 +187,13 @@ class _Tier:
                 continue
             if qt.w and row.n:
                 norm = _tables(np, gen, t, "chunk", k1, b)
-                idx, part = _scores(np, gen, tier, row, False, norm, k1, qt.w)
+                idx, part = _scores(np, gen, tier, row, False, norm, chunk_params, qt.w)
                 if acc is None:
                     acc = np.zeros(tier.chunks, dtype=np.float64)
                 acc[idx] += part  # as `ranking.accumulate` adds it
             if qt.wf and row.fn:
                 fnorm = _tables(np, gen, t, "field", fk1, fb)
-                fidx, fpart = _scores(np, gen, tier, row, True, fnorm, fk1, qt.wf)
+                fidx, fpart = _scores(np, gen, tier, row, True, fnorm, field_params, qt.wf)
                 if fld is None:
                     fld = np.zeros(tier.contents, dtype=np.float64)
                 fld[fidx] += fpart
