@@ -610,3 +610,28 @@ def test_the_stderr_log_drops_rather_than_blocks() -> None:
         assert b"line 0 " in seen and b"log lines dropped: nobody read stderr" in seen
     finally:
         logger.removeHandler(handler)
+
+
+def test_the_numpy_ranking_answers_as_the_python_one(indexed_home: Path) -> None:
+    # `boost mcp` imports numpy at start when it is installed and ranks with it
+    # (`index/vectorized.py`); every answer must be the one the pure-Python ranking gives.
+    pytest.importorskip("numpy")
+    queries = [
+        {"query": "test my React app"},
+        {"query": "fill in pdf forms", "keywords": ["pdf", "form fields", "acroform"]},
+        {"query": "testing", "kind": "workflow", "limit": 2},
+        {"query": "write release notes and a changelog for the next version", "limit": 20},
+    ]
+    answers = {}
+    for mode in ("1", "0"):
+        proc = McpProcess(indexed_home, env={"BOOST_NUMPY_RANKING": mode})
+        try:
+            proc.initialize()
+            answers[mode] = [
+                proc.call_result("boost_search", q)["structuredContent"] for q in queries
+            ]
+            _assert_clean_exit(proc)
+        finally:
+            proc.kill()
+    assert all(a["results"] for a in answers["1"])
+    assert answers["1"] == answers["0"]
