@@ -397,19 +397,21 @@ class HybridRetriever:
         keywords: Sequence[str] = (),
     ) -> Retrieved:
         depth = max(k, self.depth)
-        lexical = self.bm25.query(text, k=depth, kind=kind, taps=taps, keywords=keywords)
-        notes = list(lexical.notes)
         dense = self.dense
         vector: Optional[List[float]] = None
+        skipped: List[str] = []
+        # The dense half first: a local model brings numpy, and BM25 then ranks with it
+        # (`index/vectorized.py`: the same hits, faster).
         try:
             if self.feedback and isinstance(dense, DenseRetriever):
                 semantic, vector = dense.vector_query(text, depth, kind, taps, keywords)
             else:
                 semantic = dense.query(text, k=depth, kind=kind, taps=taps, keywords=keywords)
         except BoostError as exc:
-            notes.append(f"dense skipped: {exc}")
+            skipped.append(f"dense skipped: {exc}")
             semantic = Retrieved([])
-        notes.extend(semantic.notes)
+        lexical = self.bm25.query(text, k=depth, kind=kind, taps=taps, keywords=keywords)
+        notes = [*lexical.notes, *skipped, *semantic.notes]
         hits = self._fuse(lexical.hits, semantic.hits, k)
         if vector is not None and hits and isinstance(dense, DenseRetriever):
             # Pseudo-relevance feedback: search the vectors again from the query moved
