@@ -166,7 +166,7 @@ def test_the_tf_part_is_pythons_float_for_every_tf_and_length() -> None:
     from types import SimpleNamespace
 
     from boost_cli.core import bm25
-    from boost_cli.core.index.vectorized import _norm, _scores
+    from boost_cli.core.index.vectorized import _norm, _scores, _tf_tables
 
     tf = np.repeat(np.arange(0, 256, 7, dtype=np.uint8), 9)
     dl = np.tile(np.array([0, 1, 2, 13, 100, 999, 4096, 30000, 65535]), len(tf) // 9)
@@ -181,6 +181,8 @@ def test_the_tf_part_is_pythons_float_for_every_tf_and_length() -> None:
         gen = SimpleNamespace(memo={})
         norm = _norm(np, dl, avgdl, k1, b)
         for w in (1.0, 0.25, 3.7137):
-            got_ids, part = _scores(np, gen, tier, None, False, norm, (k1, b), w)  # type: ignore[arg-type]
+            got_ids, part = _scores(
+                np, tier, None, False, norm, _tf_tables(np, gen, k1), (k1, b), w
+            )  # type: ignore[arg-type]
             want = [bm25.term_weight(int(t), int(d), avgdl, k1, b) * w for t, d in zip(tf, dl)]
             assert got_ids.tolist() == ids.tolist() and part.tolist() == want, (k1, b, avgdl, w)

@@ -62,9 +62,9 @@ from boost_cli.core.index.ranking import (
     Ranked,
     _bound,
     _floor,
-    _slice_part,
     _TopGroups,
     _up,
+    content_scored,
     query_terms,
 )
 
@@ -408,7 +408,7 @@ class BoundRanker:
     def _exact(self, gcid: int, field: float) -> None:
         """Score content ``gcid`` exactly from its chunk postings and offer it: each query
         term's run of its chunk postings added in query order (as `ranking.accumulate`),
-        its chunks aggregated in chunk order (`ranking._slice_part`), so the same float."""
+        its chunks aggregated in chunk order (`ranking.content_scored`), so the same float."""
         gen, cb = self.gen, self.cb
         a = gen.content_first[gcid] - cb
         z = gen.content_first[gcid + 1] - cb
@@ -432,14 +432,10 @@ class BoundRanker:
         """Offer content ``gcid`` whose chunks score ``vals`` (in chunk order) and whose
         field scores ``field`` (None: no field posting) to the top k."""
         first, end = self.gen.content_first[gcid], self.gen.content_first[gcid + 1]
-        if vals and max(vals) > 0.0:
-            part, best = _slice_part(vals, self.how)
-            chunk = first + best
-        elif field is not None:
-            part, chunk = 0.0, (first if end > first else -1)
-        else:
+        scored = content_scored(vals, field, first, end, self.how)
+        if scored is None:
             return  # no query term: not a match
-        score = part + (field if field is not None else 0.0)
+        score, chunk = scored
         group = self.group
         self.top.offer(group[gcid] if group is not None else gcid, score, gcid, chunk)
 

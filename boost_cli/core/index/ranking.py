@@ -206,3 +206,20 @@ def _slice_part(vals: List[float], how: str) -> Tuple[float, int]:
         return top + MAX2_BONUS * max(rest), best
     t = LSE_TEMPERATURE
     return top + t * math.log(sum(math.exp((s - top) / t) for s in vals if s > 0.0)), best
+
+
+def content_scored(
+    vals: List[float], field: Optional[float], first: int, end: int, how: str
+) -> Optional[Tuple[float, int]]:
+    """A content's exact score and its best global chunk (-1: it has none), from its
+    chunks' scores ``vals`` (in chunk order; ``first``, ``end``: its global chunk range)
+    and its field score ``field`` (None: no field posting); None when no query term
+    matched. Both top-k paths (`bounds`, `vectorized`) score through it: the same floats."""
+    if vals and max(vals) > 0.0:
+        part, best = _slice_part(vals, how)
+        chunk = first + best
+    elif field is not None:
+        part, chunk = 0.0, (first if end > first else -1)
+    else:
+        return None
+    return part + (field if field is not None else 0.0), chunk

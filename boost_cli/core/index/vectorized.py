@@ -15,7 +15,7 @@ lse over its n chunks (a soft maximum of n values none above the best is at most
 counting only the matching chunks bounds tighter but costs a pass more than the extra
 exact scores), × 1.25 for max2, + its field score, raised past float error. Contents are taken
 best bound first (only the best few hundred are ever sorted), across tiers through a
-heap; each is scored exactly by `ranking._slice_part` over its chunks' floats (the
+heap; each is scored exactly by `ranking.content_scored` over its chunks' floats (the
 function the other paths use) and offered to the shared top k, until the k-th best
 group beats the next bound: a few hundred contents, not thousands.
 
@@ -42,8 +42,8 @@ from boost_cli.core.index.ranking import (
     MAX2_BONUS,
     QueryTerm,
     Ranked,
-    _slice_part,
     _TopGroups,
+    content_scored,
     query_terms,
 )
 
@@ -51,15 +51,19 @@ _FIRST = 256  # candidates a tier sorts first (then 4x as many more at a time)
 OFF = "BOOST_NUMPY_RANKING"  # "0": never rank with numpy (the pure-Python path always)
 
 
+def _off() -> bool:
+    return os.environ.get(OFF, "1") == "0"
+
+
 def available() -> bool:
     """Whether this process ranks with numpy: it is imported already, and not turned off."""
-    return "numpy" in sys.modules and os.environ.get(OFF, "1") != "0"
+    return "numpy" in sys.modules and not _off()
 
 
 def preload() -> bool:
     """Import numpy when it is installed (a server's start: every later query gains);
     False when it is not there or turned off."""
-    if os.environ.get(OFF, "1") == "0":
+    if _off():
         return False
     import importlib.util
 
@@ -79,27 +83,34 @@ def _norm(np: Any, lengths: Any, avgdl: float, k1: float, b: float) -> Any:
     return k1 * ((1.0 - b) + (b * np.asarray(lengths, dtype=np.float64)) / avgdl)
 
 
-def _tables(np: Any, gen: Generation, t: int, what: str, k1: float, b: float) -> Any:
-    """Per tier and parameters, kept by the generation: the length norm of every chunk
-    (``what`` "chunk") or entry field ("field")."""
-    key = ("vectorized", what, t, k1, b)
-    got = gen.memo.get(key)
+def _kept(gen: Generation, key: Tuple[Any, ...], make: Callable[[], Any]) -> Any:
+    """``make()``, once per generation (kept in its memo while the reader is open)."""
+    got = gen.memo.get(("vectorized", *key))
     if got is None:
+        got = gen.memo[("vectorized", *key)] = make()
+    return got
+
+
+def _tables(np: Any, gen: Generation, t: int, what: str, k1: float, b: float) -> Any:
+    """Per tier and parameters: the length norm of every chunk (``what`` "chunk") or
+    entry field ("field")."""
+
+    def make() -> Any:
         if what == "chunk":
             lengths, avgdl = gen.tier_lengths(t), gen.avgdl
         else:
             lengths, avgdl = gen.tier_field_lengths(t), gen.field_avgdl
-        got = gen.memo[key] = _norm(np, np.frombuffer(lengths, dtype=np.uint16), avgdl, k1, b)
-    return got
+        return _norm(np, np.frombuffer(lengths, dtype=np.uint16), avgdl, k1, b)
+
+    return _kept(gen, (what, t, k1, b), make)
 
 
 def _layout(np: Any, gen: Generation, t: int) -> Tuple[Any, Any, Any, Any, Any, Any]:
     """Tier ``t``'s contents: each one's first chunk (tier-local), chunk count and whether
     it is live; the first chunks of those with chunks, which those are, and their
-    ``T ln n`` (what lse can add to the best of n chunks); kept by the generation."""
-    key = ("vectorized", "layout", t)
-    got = gen.memo.get(key)
-    if got is None:
+    ``T ln n`` (what lse can add to the best of n chunks)."""
+
+    def make() -> Tuple[Any, Any, Any, Any, Any, Any]:
         tier = gen.tiers[t]
         ob, cb = gen.tier_content_base[t], gen.tier_chunk_base[t]
         first = np.frombuffer(gen.content_first, dtype=np.uint32)[ob : ob + tier.contents + 1]
@@ -113,43 +124,44 @@ def _layout(np: Any, gen: Generation, t: int) -> Tuple[Any, Any, Any, Any, Any, 
         live = np.frombuffer(gen.live, dtype=np.uint8)[ob : ob + tier.contents] != 0
         has = counts > 0
         slack = LSE_TEMPERATURE * np.log(counts[has])
-        got = gen.memo[key] = (first, counts, live, first[:-1][has], has, slack)
-    return got
+        return first, counts, live, first[:-1][has], has, slack
+
+    return _kept(gen, ("layout", t), make)
 
 
 def _tf_tables(np: Any, gen: Generation, k1: float) -> Tuple[Any, Any]:
     """tf (0-255, a posting's byte) → tf as float64, and → ``tf × (k1 + 1)`` (the tf-part's
-    numerator, the same float as Python's); kept by the generation."""
-    key = ("vectorized", "tf", k1)
-    got = gen.memo.get(key)
-    if got is None:
+    numerator, the same float as Python's)."""
+
+    def make() -> Tuple[Any, Any]:
         tf = np.arange(256, dtype=np.float64)
-        got = gen.memo[key] = (tf, tf * (k1 + 1.0))
-    return got
+        return tf, tf * (k1 + 1.0)
+
+    return _kept(gen, ("tf", k1), make)
 
 
 def _scores(
     np: Any,
-    gen: Generation,
     tier: Any,
     row: Any,
     field: bool,
     norm: Any,
+    tfs: Tuple[Any, Any],
     params: Tuple[float, float],
     w: float,
 ) -> Tuple[Any, Any]:
     """A term's postings in the tier: ids (as indexes) and each one's part of the score,
     ``tf × (k1 + 1) / (tf + norm) × w`` (`bm25.term_weight` × the term's weight, the same
     float); ids past the tier or a short list: damaged."""
-    raw, width, tfs = tier.raw_postings(row, field)
+    raw, width, tf_bytes = tier.raw_postings(row, field)
     ids = np.frombuffer(raw, dtype="<u2" if width == 2 else "<u4")
-    tf = np.frombuffer(tfs, dtype=np.uint8)
+    tf = np.frombuffer(tf_bytes, dtype=np.uint8)
     size = tier.contents if field else tier.chunks
     if len(tf) != len(ids) or (len(ids) and int(ids[-1]) >= size):
         raise damaged(f"{tier.c.path.name}: postings out of bounds")
     ids = ids.astype(np.intp)
     k1, b = params
-    tf_f, num = _tf_tables(np, gen, k1)
+    tf_f, num = tfs  # `_tf_tables` of k1
     part = norm.take(ids)
     part += tf_f.take(tf)  # tf + norm
     if k1 > 0.0 and 0.0 <= b < 1.0:  # every norm > 0: a tf 0 (damaged) scores 0.0 / norm
@@ -186,16 +198,18 @@ class _Tier:
             if row is None:
                 continue
             if qt.w and row.n:
-                norm = _tables(np, gen, t, "chunk", k1, b)
-                idx, part = _scores(np, gen, tier, row, False, norm, chunk_params, qt.w)
-                if acc is None:
+                if acc is None:  # the tier's first chunk list: its norms, once
                     acc = np.zeros(tier.chunks, dtype=np.float64)
+                    norm = _tables(np, gen, t, "chunk", k1, b)
+                    tfs = _tf_tables(np, gen, k1)
+                idx, part = _scores(np, tier, row, False, norm, tfs, chunk_params, qt.w)
                 acc[idx] += part  # as `ranking.accumulate` adds it
             if qt.wf and row.fn:
-                fnorm = _tables(np, gen, t, "field", fk1, fb)
-                fidx, fpart = _scores(np, gen, tier, row, True, fnorm, field_params, qt.wf)
                 if fld is None:
                     fld = np.zeros(tier.contents, dtype=np.float64)
+                    fnorm = _tables(np, gen, t, "field", fk1, fb)
+                    ftfs = _tf_tables(np, gen, fk1)
+                fidx, fpart = _scores(np, tier, row, True, fnorm, ftfs, field_params, qt.wf)
                 fld[fidx] += fpart
         self.acc, self.fld = acc, fld
         self.cand: List[int] = []
@@ -244,23 +258,14 @@ class _Tier:
         self.ub.extend(ub[order].tolist())
         return True
 
-    def exact(self, g: int) -> Tuple[Optional[float], int]:
-        """Content ``g``'s (tier-local) exact score and best global chunk (None: no match),
-        as `bounds.BoundRanker._offer` computes it from the same floats."""
-        gen = self.gen
+    def exact(self, g: int) -> Optional[Tuple[float, int]]:
+        """Content ``g``'s (tier-local) exact score and best global chunk (None: no
+        match), from the same floats as the other paths (`ranking.content_scored`)."""
         j = self.ob + g
-        first, end = gen.content_first[j], gen.content_first[j + 1]
+        first, end = self.gen.content_first[j], self.gen.content_first[j + 1]
         vals = self.acc[first - self.cb : end - self.cb].tolist() if self.acc is not None else []
         f = float(self.fld[g]) if self.fld is not None else 0.0
-        field = f if f > 0.0 else None
-        if vals and max(vals) > 0.0:
-            part, best = _slice_part(vals, self.how)
-            chunk = first + best
-        elif field is not None:
-            part, chunk = 0.0, (first if end > first else -1)
-        else:
-            return None, -1
-        return part + (field if field is not None else 0.0), chunk
+        return content_scored(vals, f if f > 0.0 else None, first, end, self.how)
 
 
 def top_groups(
@@ -298,12 +303,13 @@ def top_groups(
             heapq.heappush(heads, (-tr.ub[i + 1], x, i + 1))
         g = tr.cand[i]
         j = tr.ob + g
-        cur = best.get(group[j] if group is not None else j)
+        key = group[j] if group is not None else j
+        cur = best.get(key)
         if cur is not None and cur[0] > ub:
             continue  # its group already has a better member
         if accept is not None and not accept(j):
             continue
-        score, chunk = tr.exact(g)
-        if score is not None:
-            top.offer(group[j] if group is not None else j, score, j, chunk)
+        scored = tr.exact(g)
+        if scored is not None:
+            top.offer(key, scored[0], j, scored[1])
     return top.ranked()
