@@ -201,15 +201,17 @@ class Tier:
 
     def chunk_postings(self, row: Row) -> Tuple[array[int], bytes]:
         """The term's chunk postings: tier-local chunk ids (ascending) and tfs."""
-        ids = self._ints("post_ids", self.id_code, row.first, row.n)
+        raw, _, tfs = self.raw_postings(row)
+        ids = from_le(self.id_code, raw)
         if ids and ids[-1] >= self.chunks:
             raise damaged(f"{self.c.path.name}: postings out of bounds")
-        return ids, self.c.slice(self._spans["post_tfs"], row.first, row.first + row.n)
+        return ids, tfs
 
     def raw_postings(self, row: Row, field: bool = False) -> Tuple[bytes, int, bytes]:
         """The term's chunk (or entry-field) postings undecoded: the ids' little-endian
-        bytes, their width in bytes, and the tfs (`vectorized` reads them as arrays); the
-        caller checks the ids against the tier's size."""
+        bytes, their width in bytes, and the tfs (`chunk_postings` and `field_postings`
+        decode them, `vectorized` reads them as arrays); the caller checks the ids against
+        the tier's size."""
         if field:
             span, w, a, n = self._spans["field_ids"], self.fw, row.ffirst, row.fn
             tfs = self.c.slice(self._spans["field_tfs"], a, a + n)
@@ -220,10 +222,11 @@ class Tier:
 
     def field_postings(self, row: Row) -> Tuple[array[int], bytes]:
         """The term's entry-field postings: tier-local content ids (ascending) and tfs."""
-        ids = self._ints("field_ids", self.field_code, row.ffirst, row.fn)
+        raw, _, tfs = self.raw_postings(row, field=True)
+        ids = from_le(self.field_code, raw)
         if ids and ids[-1] >= self.contents:
             raise damaged(f"{self.c.path.name}: postings out of bounds")
-        return ids, self.c.slice(self._spans["field_tfs"], row.ffirst, row.ffirst + row.fn)
+        return ids, tfs
 
     def content_postings(self, row: Row) -> Tuple[array[int], array[int], array[int]]:
         """The term's content postings: tier-local content ids (ascending), and per content
