@@ -263,8 +263,35 @@ def v_prf_words(what: str) -> Callable[[Context], Any]:
     return run
 
 
+_CLAUSE = re.compile(r"\s*(?:[;,.:?!)](?=\s|$)|\(|\s[-\u2013\u2014]\s)\s*")
+
+
+def clauses(text: str, least: int = 3) -> List[str]:
+    """The query's clauses (split at punctuation and dashes) of ``least`` words or more;
+    [] when it has fewer than two."""
+    parts = [p for p in _CLAUSE.split(text) if len(p.split()) >= least]
+    return parts if len(parts) > 1 else []
+
+
+def clause_vector(ctx: Context, text: str, how: str) -> Any:
+    """With ``how`` = ``prefix:P``, the vector of P + the query (the descriptions' own
+    phrasing: "Use when ..."). Otherwise: The query vector, or with ``how`` = ``mean`` the mean of it and its clauses'
+    vectors, renormalised (ranking by it = ranking by the mean of their cosines)."""
+    if how.startswith("prefix:"):
+        return ctx.qvec(how[len("prefix:"):] + text)
+    v = ctx.qvec(text)
+    parts = clauses(text) if how else []
+    if not parts:
+        return v
+    m = v + sum(ctx.qvec(p) for p in parts) / len(parts) * CLAUSE_WEIGHT[0]
+    return m / ctx.np.linalg.norm(m)
+
+
+CLAUSE_WEIGHT = [0.3]
+
+
 def v_prf_terms(
-    docs: int, terms: int, weight: float, min_terms: int = 0
+    docs: int, terms: int, weight: float, min_terms: int = 0, split: str = ""
 ) -> Callable[[Context], Any]:
     """The feedback (top file, beta 0.5), then BM25 asked again widened by the terms of the
     second dense search's first ``docs`` files (`Related.feedback`, the related-terms
@@ -279,7 +306,7 @@ def v_prf_terms(
             raise SystemExit("no related-terms table in this home: run boost reindex")
 
         def one(q: Dict[str, Any]) -> List[Hit]:
-            v = ctx.qvec(q["query"])
+            v = clause_vector(ctx, q["query"], split)
             scores = ctx.corpus.matrix @ _moved(ctx, v, fuse(ctx, q, ctx.corpus.matrix @ v))
             near = ctx.corpus.hits(scores, docs, q.get("kind"))
             fields = [(h.score, tokenize(f"{h.entry.name} {h.entry.description}")) for h in near]
@@ -344,6 +371,11 @@ VARIANTS: Dict[str, Callable[[Context], Any]] = {
     },
     **{f"prf1 + bm25 widened, min {m} terms": v_prf_terms(10, 10, 0.2, m) for m in (3, 4, 5)},
     "prf b=0.5 m=3 body-mean": v_prf(0.5, 3, "body-mean"),
+    "now + clause vectors (mean)": v_prf_terms(10, 10, 0.2, 4, "mean"),
+    **{
+        f"now, query embedded as '{p}...'": v_prf_terms(10, 10, 0.2, 4, "prefix:" + p)
+        for p in ("Use when ", "Use this skill when ", "Use when the user asks: ", "I need help: ")
+    },
     "prf b=1 m=3 body-mean": v_prf(1.0, 3, "body-mean"),
 }
 
