@@ -278,7 +278,7 @@ def clause_vector(ctx: Context, text: str, how: str) -> Any:
     phrasing: "Use when ..."). Otherwise: The query vector, or with ``how`` = ``mean`` the mean of it and its clauses'
     vectors, renormalised (ranking by it = ranking by the mean of their cosines)."""
     if how.startswith("prefix:"):
-        return ctx.qvec(how[len("prefix:"):] + text)
+        return ctx.qvec(how[len("prefix:") :] + text)
     v = ctx.qvec(text)
     parts = clauses(text) if how else []
     if not parts:
