@@ -275,19 +275,16 @@ def clauses(text: str, least: int = 3) -> List[str]:
 
 def clause_vector(ctx: Context, text: str, how: str) -> Any:
     """With ``how`` = ``prefix:P``, the vector of P + the query (the descriptions' own
-    phrasing: "Use when ..."). Otherwise: The query vector, or with ``how`` = ``mean`` the mean of it and its clauses'
-    vectors, renormalised (ranking by it = ranking by the mean of their cosines)."""
+    phrasing: "Use when ..."); with ``how`` = ``mean:W`` the query vector plus W times
+    its clauses' mean vector, renormalised; with ``how`` empty the query vector."""
     if how.startswith("prefix:"):
         return ctx.qvec(how[len("prefix:") :] + text)
     v = ctx.qvec(text)
-    parts = clauses(text) if how else []
+    parts = clauses(text) if how.startswith("mean:") else []
     if not parts:
         return v
-    m = v + sum(ctx.qvec(p) for p in parts) / len(parts) * CLAUSE_WEIGHT[0]
+    m = v + sum(ctx.qvec(p) for p in parts) / len(parts) * float(how[len("mean:") :])
     return m / ctx.np.linalg.norm(m)
-
-
-CLAUSE_WEIGHT = [0.3]
 
 
 def v_prf_terms(
@@ -371,7 +368,10 @@ VARIANTS: Dict[str, Callable[[Context], Any]] = {
     },
     **{f"prf1 + bm25 widened, min {m} terms": v_prf_terms(10, 10, 0.2, m) for m in (3, 4, 5)},
     "prf b=0.5 m=3 body-mean": v_prf(0.5, 3, "body-mean"),
-    "now + clause vectors (mean)": v_prf_terms(10, 10, 0.2, 4, "mean"),
+    **{
+        f"now + clause vectors (mean, weight {w})": v_prf_terms(10, 10, 0.2, 4, f"mean:{w}")
+        for w in (1.0, 0.3)
+    },
     **{
         f"now, query embedded as '{p}...'": v_prf_terms(10, 10, 0.2, 4, "prefix:" + p)
         for p in ("Use when ", "Use this skill when ", "Use when the user asks: ", "I need help: ")
