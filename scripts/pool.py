@@ -72,7 +72,6 @@ def pool(args: argparse.Namespace) -> int:
             continue
         for row in rows:
             taken = found[row["id"]]
-            n = 0
             seen = set()
             for doc in row["ranked"]:
                 g = groups.get(doc, doc)
@@ -80,8 +79,7 @@ def pool(args: argparse.Namespace) -> int:
                     continue
                 seen.add(g)
                 taken.setdefault(g, doc)
-                n += 1
-                if n >= args.depth:
+                if len(seen) >= args.depth:
                     break
         print(f"{engine}: pooled", file=sys.stderr)
     with args.out.open("w") as out:
