@@ -288,7 +288,12 @@ def clause_vector(ctx: Context, text: str, how: str) -> Any:
 
 
 def v_prf_terms(
-    docs: int, terms: int, weight: float, min_terms: int = 0, split: str = ""
+    docs: int,
+    terms: int,
+    weight: float,
+    min_terms: int = 0,
+    split: str = "",
+    wd: Any = 0.4,
 ) -> Callable[[Context], Any]:
     """The feedback (top file, beta 0.5), then BM25 asked again widened by the terms of the
     second dense search's first ``docs`` files (`Related.feedback`, the related-terms
@@ -303,6 +308,7 @@ def v_prf_terms(
             raise SystemExit("no related-terms table in this home: run boost reindex")
 
         def one(q: Dict[str, Any]) -> List[Hit]:
+            w = wd(ctx, q) if callable(wd) else wd
             v = clause_vector(ctx, q["query"], split)
             scores = ctx.corpus.matrix @ _moved(ctx, v, fuse(ctx, q, ctx.corpus.matrix @ v))
             near = ctx.corpus.hits(scores, docs, q.get("kind"))
@@ -310,10 +316,10 @@ def v_prf_terms(
             task = query_weights(q["query"])
             extra = table.feedback(fields, task, terms, weight, min_terms)
             if not extra:
-                return fuse(ctx, q, scores)
+                return fuse(ctx, q, scores, wd=w)
             lex2 = ctx.bm25.widened(task, extra, k=200, kind=q.get("kind")).hits
             with _lexical(ctx, q, lex2):
-                return fuse(ctx, q, scores)
+                return fuse(ctx, q, scores, wd=w)
 
         return each(ctx, one)
 
@@ -326,6 +332,20 @@ def _flat(f: float) -> Callable[[Context, Dict[str, Any]], float]:
     def wd(ctx: Context, q: Dict[str, Any]) -> float:
         b = [h.score for h in ctx.lex[q["id"]][:10]]
         return f * (b[-1] / b[0]) if b and b[0] > 0 else 0.4
+
+    return wd
+
+
+def _by_shape(short: float, long: float, cut: int) -> Callable[[Context, Dict[str, Any]], float]:
+    """The dense weight by the query's shape: ``short`` for 1-3 content terms (a query
+    that names what it wants), ``long`` for ``cut`` or more (a task told in sentences),
+    0.4 between. Applied to the final fusion only (the feedback's first fusion keeps 0.4)."""
+
+    def wd(ctx: Context, q: Dict[str, Any]) -> float:
+        from boost_cli.core.tokenize import query_weights
+
+        n = len(query_weights(q["query"]))
+        return short if n <= 3 else long if n >= cut else 0.4
 
     return wd
 
@@ -377,6 +397,15 @@ VARIANTS: Dict[str, Callable[[Context], Any]] = {
         for p in ("Use when ", "Use this skill when ", "Use when the user asks: ", "I need help: ")
     },
     "prf b=1 m=3 body-mean": v_prf(1.0, 3, "body-mean"),
+    **{
+        f"now, dense weight by shape s={s} l={long} cut={c}": v_prf_terms(
+            10, 10, 0.2, 4, wd=_by_shape(s, long, c)
+        )
+        for s in (0.2, 0.3, 0.4)
+        for long in (0.4, 0.5, 0.6)
+        for c in (6, 9, 12)
+        if not (long == 0.4 and c != 6)
+    },
 }
 
 
