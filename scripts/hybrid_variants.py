@@ -294,6 +294,7 @@ def v_prf_terms(
     min_terms: int = 0,
     split: str = "",
     wd: Any = 0.4,
+    lift: Optional[Sequence[int]] = None,
 ) -> Callable[[Context], Any]:
     """The feedback (top file, beta 0.5), then BM25 asked again widened by the terms of the
     second dense search's first ``docs`` files (`Related.feedback`, the related-terms
@@ -310,16 +311,23 @@ def v_prf_terms(
         def one(q: Dict[str, Any]) -> List[Hit]:
             w = wd(ctx, q) if callable(wd) else wd
             v = clause_vector(ctx, q["query"], split)
-            scores = ctx.corpus.matrix @ _moved(ctx, v, fuse(ctx, q, ctx.corpus.matrix @ v))
+            first = ctx.corpus.matrix @ v
+            scores = ctx.corpus.matrix @ _moved(ctx, v, fuse(ctx, q, first))
+            if lift and len(lift) == 3:  # the first dense search's hits, not the feedback's
+                own = ctx.grouped(ctx.corpus.hits(first, lift[1] * 10, q.get("kind")))
+                return _lift_own(_final(q, scores, w), own, lift[0], lift[1])
+            return _final(q, scores, w)
+
+        def _final(q: Dict[str, Any], scores: Any, w: float) -> List[Hit]:
+            task = query_weights(q["query"])
             near = ctx.corpus.hits(scores, docs, q.get("kind"))
             fields = [(h.score, tokenize(f"{h.entry.name} {h.entry.description}")) for h in near]
-            task = query_weights(q["query"])
             extra = table.feedback(fields, task, terms, weight, min_terms)
             if not extra:
-                return fuse(ctx, q, scores, wd=w)
+                return _lift(fuse(ctx, q, scores, wd=w), lift)
             lex2 = ctx.bm25.widened(task, extra, k=200, kind=q.get("kind")).hits
             with _lexical(ctx, q, lex2):
-                return fuse(ctx, q, scores, wd=w)
+                return _lift(fuse(ctx, q, scores, wd=w), lift)
 
         return each(ctx, one)
 
@@ -334,6 +342,39 @@ def _flat(f: float) -> Callable[[Context, Dict[str, Any]], float]:
         return f * (b[-1] / b[0]) if b and b[0] > 0 else 0.4
 
     return wd
+
+
+def _lift(hits: List[Hit], lift: Optional[Sequence[int]]) -> List[Hit]:
+    """``lift`` = (P, M): each of the dense half's first M hits placed at rank P at the
+    latest (moved up, the others shifted down) — a slot the fusion keeps for dense."""
+    if not lift or len(lift) != 2:
+        return hits
+    p, m = lift
+    out = list(hits)
+    for r in range(m, 0, -1):
+        at = next((i for i, h in enumerate(out) if h.ranks.get("dense") == r), None)
+        if at is not None and at >= p:
+            out.insert(p - 1, out.pop(at))
+    return out
+
+
+def _lift_own(hits: List[Hit], own: Sequence[Hit], p: int, m: int) -> List[Hit]:
+    """The first dense search's first ``m`` files (``own``, one per group) placed at rank
+    ``p`` at the latest: moved up when the fused list has them lower, inserted when not."""
+    key = lambda h: h.group or h.content_hash or h.entry.id  # noqa: E731
+    seen: List[str] = []
+    for h in own:
+        if key(h) not in seen:
+            seen.append(key(h))
+    out = list(hits)
+    for r in range(min(m, len(seen)) - 1, -1, -1):
+        want = seen[r]
+        at = next((i for i, h in enumerate(out) if key(h) == want), None)
+        if at is None:
+            out.insert(p - 1, next(h for h in own if key(h) == want))
+        elif at >= p:
+            out.insert(p - 1, out.pop(at))
+    return out
 
 
 def _by_shape(short: float, long: float, cut: int) -> Callable[[Context, Dict[str, Any]], float]:
@@ -405,6 +446,18 @@ VARIANTS: Dict[str, Callable[[Context], Any]] = {
         for long in (0.4, 0.5, 0.6)
         for c in (6, 9, 12)
         if not (long == 0.4 and c != 6)
+    },
+    **{
+        f"now, dense's first {m} lifted to rank {p}": v_prf_terms(10, 10, 0.2, 4, lift=(p, m))
+        for p in (1, 2, 3, 5)
+        for m in (1, 2)
+    },
+    **{
+        f"now, the first dense search's first {m} lifted to rank {p}": v_prf_terms(
+            10, 10, 0.2, 4, lift=(p, m, 0)
+        )
+        for p in (1, 2, 3, 5)
+        for m in (1, 2)
     },
 }
 
