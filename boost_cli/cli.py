@@ -8,7 +8,6 @@ are answered here. Importing this module touches no files and no network.
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import sys
@@ -18,7 +17,7 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tupl
 from boost_cli import __version__, completion, topics
 from boost_cli.commands import render
 from boost_cli.core.errors import AmbiguousError, BoostError, from_os_error
-from boost_cli.core.install import plan as install_plan
+from boost_cli.core.install import agents as install_agents
 from boost_cli.core.models import ENGINES, KINDS
 from boost_cli.core.text import printable
 
@@ -62,6 +61,8 @@ class _Parser(argparse.ArgumentParser):
         names = [str(c) for c in choices]
         what = "command" if isinstance(action, argparse._SubParsersAction) else "choice"
         message = f"unknown {what} {value!r}"
+        import difflib  # only for a mistyped name
+
         close = difflib.get_close_matches(str(value), names, n=1)
         fix = f"did you mean {close[0]!r}?" if close else f"choose from {', '.join(names)}"
         raise argparse.ArgumentError(action, f"{message} — {fix}")
@@ -70,6 +71,8 @@ class _Parser(argparse.ArgumentParser):
         """Exit for arguments no option took, suggesting the closest option name."""
         first = next((x for x in extras if x.startswith("-")), extras[0])
         known = [s for a in self._actions for s in a.option_strings]
+        import difflib
+
         close = difflib.get_close_matches(first.split("=", 1)[0], known, n=1)
         message = f"unrecognized arguments: {' '.join(extras)}"
         if close:
@@ -301,7 +304,7 @@ def _add_install(sub: argparse._SubParsersAction) -> None:
     p.add_argument("ids", nargs="*", metavar="ID", help="items to install (TAP:NAME, TAP:PATH)")
     p.add_argument(
         "--agent",
-        choices=[*install_plan.AGENTS, *install_plan.ALIASES],
+        choices=[*install_agents.AGENTS, *install_agents.ALIASES],
         help="the agent layout (default: by kind)",
     )
     p.add_argument("--name", help="install under this name (default: the item's name)")

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -98,3 +99,31 @@ def test_doctor_says_it_too_as_a_hint_not_a_fix(home: Path) -> None:
     assert "fix:" not in doctor.stdout and doctor.returncode == 0
     report = json.loads(run_boost(["doctor", "--json"], home, env).stdout)
     assert report["semantic"]["by"] == [] and INSTALL in report["semantic"]["hint"]
+
+
+def imported(home: Path, args: List[str]) -> set:
+    """The modules a real `boost search` process imports (`python -X importtime`)."""
+    env = {**os.environ, **NO_LLM, "PATH": no_claude_path(home.parent), "BOOST_HOME": str(home)}
+    env.pop("BOOST_EMBED_PROVIDER")  # auto-detection: what a newcomer's search runs
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "boost_cli", "search", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if x.startswith("import time:")]
+    return {x.rsplit("|", 1)[-1].strip() for x in lines}
+
+
+def test_the_hint_costs_a_quiet_search_nothing_and_a_shown_one_no_model_code(
+    home: Path,
+) -> None:
+    quiet = imported(home, [QUERY, "-n", "3", "-q"])
+    assert "boost_cli.core.search" in quiet and "boost_cli.core.embed" not in quiet
+    shown = imported(home, [QUERY, "-n", "3"])
+    assert "boost_cli.core.embed" in shown  # the hint asks which embedder there is
+    # ... which needs neither the tokenizer nor the int8 rewriter (they load with a model)
+    assert not {"boost_cli.core.embed.wordpiece", "boost_cli.core.embed.onnx_int8"} & shown
+    assert "boost_cli.core.install.plan" not in shown and "difflib" not in shown

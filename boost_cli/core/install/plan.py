@@ -14,24 +14,9 @@ from pathlib import PurePosixPath
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core.errors import UsageError
+from boost_cli.core.install.agents import AGENTS, ALIASES, LAYOUTS
 from boost_cli.core.models import Entry
 
-# agent → kind → the folder (relative to the project or the home folder) the agent loads
-# items of that kind from. A skill is a folder; every other kind is one file.
-LAYOUTS: Mapping[str, Mapping[str, str]] = {
-    "claude": {
-        "skill": ".claude/skills",
-        "command": ".claude/commands",
-        "agent": ".claude/agents",
-        "rule": ".claude/rules",
-    },
-    # The shared folder Codex and other agents read skills from.
-    "agents": {"skill": ".agents/skills"},
-    "cursor": {"rule": ".cursor/rules"},
-    "windsurf": {"rule": ".windsurf/rules"},
-}
-AGENTS = tuple(LAYOUTS)
-ALIASES = {"codex": "agents", "claude-code": "claude"}
 # Which agent an item goes to when --agent is not given.
 DEFAULT_AGENT = {"skill": "claude", "command": "claude", "agent": "claude", "rule": "cursor"}
 # Cursor and Windsurf keep user-wide rules in their settings, not in a folder of files.
