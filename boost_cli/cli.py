@@ -611,6 +611,12 @@ def _add_completion(sub: argparse._SubParsersAction) -> None:
     p.add_argument("shell", choices=completion.SHELLS, help="bash, zsh or fish")
 
 
+# The command each of `BUILDERS` adds, in the same order (tests/test_cli_misc.py checks).
+BUILT = (
+    *("tap", "taps", "untap", "update", "search", "show", "audit"),
+    *("install", "installed", "outdated", "uninstall", "reindex", "vectors", "bundle"),
+    *("mcp", "discover", "doctor", "config", "help", "completion"),
+)
 BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
     _add_tap,
     _add_taps,
@@ -654,18 +660,29 @@ def _epilog() -> str:
     return "\n".join(lines)
 
 
-def build_parser() -> _Parser:
+def build_parser(only: Optional[str] = None) -> _Parser:
+    """The command line's parser; with ``only`` (a command's name), with that command's
+    subparser alone: the same parser for that command's arguments, for a third of the
+    cost (argparse asks gettext for each parser's headings), which a one-shot
+    ``boost search`` pays on every run."""
     parser = _Parser(
         prog="boost",
         description="Find the right AI-agent skill for a task written in plain language.",
-        epilog=_epilog(),
+        epilog=_epilog() if only is None else None,
     )
     parser.add_argument("--version", action="version", version=f"boost {__version__}")
     _global_options(parser, in_command=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for add in BUILDERS:
-        add(sub)
+    for name, add in zip(BUILT, BUILDERS):
+        if only is None or name == only:
+            add(sub)
     return parser
+
+
+def _named_command(argv: Sequence[str]) -> Optional[str]:
+    """The command ``argv`` runs when it names one first (``boost search …``), else None
+    (global options first, no command, ``help``, a typo: the whole parser answers)."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
 
 
 # command → (module in boost_cli.commands, function); imported only when run, so a
@@ -761,10 +778,11 @@ def _quiet_stdout() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
     if os.environ.get("BOOST_COMPLETE"):
-        return _complete(parser)
-    args, extras = parser.parse_known_args(argv)
+        return _complete(build_parser())
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_named_command(words))
+    args, extras = parser.parse_known_args(words)
     if extras:
         target = _subparser(parser, args.command) if args.command else parser
         cast(_Parser, target).unknown_options(extras)

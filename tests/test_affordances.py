@@ -129,6 +129,29 @@ def test_every_option_has_help() -> None:
             assert action.help, f"boost {name} {action.option_strings or action.dest} has no help"
 
 
+def test_a_command_named_first_gets_the_same_parser_built_alone() -> None:
+    """`main` builds only the named command's subparser (cheaper on every one-shot run): the
+    same help, the same options, the same parse as the whole parser's."""
+    from boost_cli.cli import BUILT
+    from boost_cli.completion import _subparsers
+
+    full = _subparsers(build_parser())
+    assert list(full) == list(BUILT) and set(COMMANDS) <= set(BUILT)
+    argv = {
+        "search": ["search", "test my React app", "-n", "3", "--kind", "skill", "-q"],
+        "tap": ["tap", "/tmp/r", "--name", "x", "--color", "never"],
+        "install": ["install", "ex:jest-runner", "--agent", "codex"],
+    }
+    for name in COMMANDS:
+        alone = _subparsers(build_parser(name))
+        assert list(alone) == [name]
+        assert alone[name].format_help() == full[name].format_help(), name
+        assert alone[name].prog == full[name].prog == f"boost {name}"
+        if name in argv:
+            got = build_parser(name).parse_known_args(argv[name])
+            assert got == build_parser().parse_known_args(argv[name])
+
+
 def test_global_options_go_before_or_after_the_command(
     example_repo: Path, capsys: pytest.CaptureFixture
 ) -> None:
