@@ -127,3 +127,4 @@ def test_the_hint_costs_a_quiet_search_nothing_and_a_shown_one_no_model_code(
     # ... which needs neither the tokenizer nor the int8 rewriter (they load with a model)
     assert not {"boost_cli.core.embed.wordpiece", "boost_cli.core.embed.onnx_int8"} & shown
     assert "boost_cli.core.install.plan" not in shown and "difflib" not in shown
+    assert "boost_cli.core.catalog" not in shown  # the scan's version is a constant

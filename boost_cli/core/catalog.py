@@ -32,10 +32,10 @@ from pathlib import Path, PurePosixPath
 from typing import AbstractSet, Any, Dict, List, Optional, Tuple
 
 from boost_cli.core import atomic, frontmatter, paths
-from boost_cli.core.models import KINDS, MAX_FILE_BYTES, Entry
+from boost_cli.core.models import CATALOG_VERSION, KINDS, MAX_FILE_BYTES, Entry
 from boost_cli.core.text import clip
 
-CACHE_VERSION = 3  # 3: entries whose name repeats in the tap carry by_path
+CACHE_VERSION = CATALOG_VERSION
 SKIP_DIRS = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__"})
 RULE_FILES = frozenset({".cursorrules", ".windsurfrules", ".clinerules"})
 NOT_ENTRIES = frozenset({"readme.md", "changelog.md", "license.md", "contributing.md"})

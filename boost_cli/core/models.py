@@ -150,6 +150,10 @@ class Hit:
 
 
 MAX_FILE_BYTES = 1_000_000
+# The catalog scan's version: its cache, and every cache keyed by what the scan makes
+# (`registry.scan_version`), is keyed by it. Here, not in `catalog`, so a search can read
+# it without importing the scanner. 3: entries whose name repeats in the tap carry by_path.
+CATALOG_VERSION = 3
 
 
 def content_hash(data: bytes) -> str:

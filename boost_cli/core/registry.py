@@ -58,7 +58,7 @@ from boost_cli.core.errors import (
     UsageError,
     from_os_error,
 )
-from boost_cli.core.models import TapSnapshot
+from boost_cli.core.models import CATALOG_VERSION, TapSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from boost_cli.core import catalog, trust_scan
@@ -683,9 +683,7 @@ def present(names: Iterable[str] = ()) -> List[Tuple[TapInfo, Path]]:
 def scan_version() -> str:
     """What makes a tap's entries from its files at a commit: the catalog scan's version
     (its cache is keyed by commit and this version, on the same assumption)."""
-    from boost_cli.core import catalog
-
-    return f"catalog/{catalog.CACHE_VERSION}"
+    return f"catalog/{CATALOG_VERSION}"
 
 
 def load_snapshot(name: str, commit: str, root: str) -> TapSnapshot:
