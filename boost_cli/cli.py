@@ -611,34 +611,29 @@ def _add_completion(sub: argparse._SubParsersAction) -> None:
     p.add_argument("shell", choices=completion.SHELLS, help="bash, zsh or fish")
 
 
-# The command each of `BUILDERS` adds, in the same order (tests/test_cli_misc.py checks).
-BUILT = (
-    *("tap", "taps", "untap", "update", "search", "show", "audit"),
-    *("install", "installed", "outdated", "uninstall", "reindex", "vectors", "bundle"),
-    *("mcp", "discover", "doctor", "config", "help", "completion"),
-)
-BUILDERS: List[Callable[[argparse._SubParsersAction], None]] = [
-    _add_tap,
-    _add_taps,
-    _add_untap,
-    _add_update,
-    _add_search,
-    _add_show,
-    _add_audit,
-    _add_install,
-    _add_installed,
-    _add_outdated,
-    _add_uninstall,
-    _add_reindex,
-    _add_vectors,
-    _add_bundle,
-    _add_mcp,
-    _add_discover,
-    _add_doctor,
-    _add_config,
-    _add_help,
-    _add_completion,
-]
+# command → the function that adds its subparser, in the order `boost --help` lists them.
+BUILDERS: Dict[str, Callable[[argparse._SubParsersAction], None]] = {
+    "tap": _add_tap,
+    "taps": _add_taps,
+    "untap": _add_untap,
+    "update": _add_update,
+    "search": _add_search,
+    "show": _add_show,
+    "audit": _add_audit,
+    "install": _add_install,
+    "installed": _add_installed,
+    "outdated": _add_outdated,
+    "uninstall": _add_uninstall,
+    "reindex": _add_reindex,
+    "vectors": _add_vectors,
+    "bundle": _add_bundle,
+    "mcp": _add_mcp,
+    "discover": _add_discover,
+    "doctor": _add_doctor,
+    "config": _add_config,
+    "help": _add_help,
+    "completion": _add_completion,
+}
 
 
 def _epilog() -> str:
@@ -673,9 +668,8 @@ def build_parser(only: Optional[str] = None) -> _Parser:
     parser.add_argument("--version", action="version", version=f"boost {__version__}")
     _global_options(parser, in_command=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, add in zip(BUILT, BUILDERS):
-        if only is None or name == only:
-            add(sub)
+    for add in BUILDERS.values() if only is None else [BUILDERS[only]]:
+        add(sub)
     return parser
 
 

@@ -132,11 +132,11 @@ def test_every_option_has_help() -> None:
 def test_a_command_named_first_gets_the_same_parser_built_alone() -> None:
     """`main` builds only the named command's subparser (cheaper on every one-shot run): the
     same help, the same options, the same parse as the whole parser's."""
-    from boost_cli.cli import BUILT
+    from boost_cli.cli import BUILDERS
     from boost_cli.completion import _subparsers
 
     full = _subparsers(build_parser())
-    assert list(full) == list(BUILT) and set(COMMANDS) <= set(BUILT)
+    assert list(full) == list(BUILDERS) and set(COMMANDS) <= set(BUILDERS)
     argv = {
         "search": ["search", "test my React app", "-n", "3", "--kind", "skill", "-q"],
         "tap": ["tap", "/tmp/r", "--name", "x", "--color", "never"],

@@ -35,7 +35,6 @@ from boost_cli.core import atomic, frontmatter, paths
 from boost_cli.core.models import CATALOG_VERSION, KINDS, MAX_FILE_BYTES, Entry
 from boost_cli.core.text import clip
 
-CACHE_VERSION = CATALOG_VERSION
 SKIP_DIRS = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__"})
 RULE_FILES = frozenset({".cursorrules", ".windsurfrules", ".clinerules"})
 NOT_ENTRIES = frozenset({"readme.md", "changelog.md", "license.md", "contributing.md"})
@@ -336,7 +335,7 @@ def cached(tap: str, root: Path, commit: str) -> Optional[ScanResult]:
         return None  # no cache, or an unreadable one: the caller scans again
     if not (
         isinstance(data, dict)
-        and data.get("version") == CACHE_VERSION
+        and data.get("version") == CATALOG_VERSION
         and data.get("commit") == commit
         and isinstance(data.get("entries"), list)
         and isinstance(data.get("warnings", []), list)
@@ -383,7 +382,7 @@ def _cached_entry(raw: Any, tap: str, root: Path, checked: Dict[str, bool]) -> O
 def cache_record(commit: str, result: ScanResult) -> Dict[str, Any]:
     """What the cache stores for ``result``, the scan at ``commit`` (also a bundle member)."""
     return {
-        "version": CACHE_VERSION,
+        "version": CATALOG_VERSION,
         "commit": commit,
         "entries": [e.to_dict() for e in result.entries],
         "warnings": list(result.warnings),
