@@ -295,6 +295,7 @@ def v_prf_terms(
     split: str = "",
     wd: Any = 0.4,
     lift: Optional[Sequence[int]] = None,
+    lift_first: bool = False,
 ) -> Callable[[Context], Any]:
     """The feedback (top file, beta 0.5), then BM25 asked again widened by the terms of the
     second dense search's first ``docs`` files (`Related.feedback`, the related-terms
@@ -313,7 +314,7 @@ def v_prf_terms(
             v = clause_vector(ctx, q["query"], split)
             first = ctx.corpus.matrix @ v
             scores = ctx.corpus.matrix @ _moved(ctx, v, fuse(ctx, q, first))
-            if lift and len(lift) == 3:  # the first dense search's hits, not the feedback's
+            if lift and lift_first:  # the first dense search's hits, not the feedback's
                 own = ctx.grouped(ctx.corpus.hits(first, lift[1] * 10, q.get("kind")))
                 return _lift_own(_final(q, scores, w), own, lift[0], lift[1])
             return _final(q, scores, w)
@@ -324,10 +325,10 @@ def v_prf_terms(
             fields = [(h.score, tokenize(f"{h.entry.name} {h.entry.description}")) for h in near]
             extra = table.feedback(fields, task, terms, weight, min_terms)
             if not extra:
-                return _lift(fuse(ctx, q, scores, wd=w), lift)
+                return _lift(fuse(ctx, q, scores, wd=w), None if lift_first else lift)
             lex2 = ctx.bm25.widened(task, extra, k=200, kind=q.get("kind")).hits
             with _lexical(ctx, q, lex2):
-                return _lift(fuse(ctx, q, scores, wd=w), lift)
+                return _lift(fuse(ctx, q, scores, wd=w), None if lift_first else lift)
 
         return each(ctx, one)
 
@@ -347,7 +348,7 @@ def _flat(f: float) -> Callable[[Context, Dict[str, Any]], float]:
 def _lift(hits: List[Hit], lift: Optional[Sequence[int]]) -> List[Hit]:
     """``lift`` = (P, M): each of the dense half's first M hits placed at rank P at the
     latest (moved up, the others shifted down) — a slot the fusion keeps for dense."""
-    if not lift or len(lift) != 2:
+    if not lift:
         return hits
     p, m = lift
     out = list(hits)
@@ -454,7 +455,7 @@ VARIANTS: Dict[str, Callable[[Context], Any]] = {
     },
     **{
         f"now, the first dense search's first {m} lifted to rank {p}": v_prf_terms(
-            10, 10, 0.2, 4, lift=(p, m, 0)
+            10, 10, 0.2, 4, lift=(p, m), lift_first=True
         )
         for p in (1, 2, 3, 5)
         for m in (1, 2)
