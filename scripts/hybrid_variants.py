@@ -78,7 +78,24 @@ def _body(entry: Any, corpus: Any, i: int) -> str:
     return excerpt or _desc(entry, corpus, i)
 
 
-TEXTS: Dict[str, Callable[[Any, Any, int], str]] = {"desc": _desc, "body": _body}
+_TRIGGER = re.compile(
+    r"\b(?:use (?:this (?:skill |agent |command |rule )?)?(?:when|whenever|if|for)"
+    r"|triggers? (?:on|when)|when (?:the )?user)\b",
+    re.IGNORECASE,
+)
+
+
+def _trigger(entry: Any, corpus: Any, i: int) -> str:
+    """The description from its "Use when …" clause on (what a user would say), or ""."""
+    found = _TRIGGER.search(entry.description or "")
+    return (entry.description[found.start() :][:400]).strip() if found else ""
+
+
+TEXTS: Dict[str, Callable[[Any, Any, int], str]] = {
+    "desc": _desc,
+    "body": _body,
+    "trigger": _trigger,
+}
 
 
 def strip_stop(text: str) -> str:
@@ -143,6 +160,8 @@ def cos(ctx: Context, text: str, which: str = "entry") -> Any:
     e = ctx.corpus.matrix @ v
     if which == "entry":
         return e
+    if which == "trigger-max":
+        return _trigger_cos(ctx, v, e)
     d = ctx.matrix("desc") @ v
     if which == "desc":
         return d
@@ -157,6 +176,16 @@ def cos(ctx: Context, text: str, which: str = "entry") -> Any:
     if which == "three-mean":
         return (e + d + ctx.matrix("body") @ v) / 3
     raise ValueError(which)
+
+
+def _trigger_cos(ctx: Context, v: Any, e: Any) -> Any:
+    """max(entry cosine, "Use when" clause cosine) where an entry has the clause."""
+    if "trigger-mask" not in ctx.memo:
+        ctx.memo["trigger-mask"] = ctx.np.array(
+            [bool(_trigger(x, ctx.corpus, i)) for i, x in enumerate(ctx.corpus.entries)]
+        )
+    t = ctx.matrix("trigger") @ v
+    return ctx.np.where(ctx.memo["trigger-mask"], ctx.np.maximum(e, t), e)
 
 
 def v_bm25(ctx: Context) -> Dict[str, List[Hit]]:
@@ -408,6 +437,8 @@ VARIANTS: Dict[str, Callable[[Context], Any]] = {
     "hybrid mean, exact": v_hybrid("mean", exact=True),
     "hybrid stopwords cut": v_hybrid(clean=strip_stop),
     "hybrid rrf": v_hybrid(method="rrf"),
+    "dense trigger-max": v_dense("trigger-max"),
+    "hybrid trigger-max": v_hybrid("trigger-max"),
     "hybrid exact cos 0.6": v_hybrid(exact=True, wd=0.6),
     "hybrid 0.3": v_hybrid(wd=0.3),
     "hybrid 0.5": v_hybrid(wd=0.5),
