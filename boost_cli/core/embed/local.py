@@ -51,13 +51,13 @@ from boost_cli.core.embed.base import (
     Provider,
 )
 
+# The tokenizer and the int8 graph rewriter are imported where a model is loaded, as numpy
+# and onnxruntime are: resolving which embedder to use (a search's hint, `doctor`) needs
+# neither.
 if TYPE_CHECKING:  # pragma: no cover
     import numpy
 
     from boost_cli.core.embed.wordpiece import WordPieceTokenizer
-# The tokenizer and the int8 graph rewriter are imported where a model is loaded, as numpy
-# and onnxruntime are: resolving which embedder to use (a search's hint, `doctor`) needs
-# neither.
 
 INSTALL_FIX = "pip install '.[local]' (in boost's clone)"
 REINSTALL = "pip install --force-reinstall '.[local]' (in boost's clone)"
