@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import resource
 import sys
@@ -11,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, indexed_example
 
 
 def _load(name: str, path: Path) -> ModuleType:
@@ -151,3 +152,22 @@ def test_documents_become_skills_the_catalog_reads(tmp_path: Path) -> None:
 def test_beir_skips_without_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert beir.main(["--data", str(tmp_path / "none")]) == 0
     assert "nothing to do" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- bound_floor
+
+
+def test_bound_floor_oracles_keep_the_ranking_and_record_what_entered(tmp_path: Path) -> None:
+    """The oracle runs of scripts/bound_floor.py skip work, never a result: `measure` checks
+    each oracle's output against the plain run's (and stops if one differs), and the set it
+    records holds the contents that made the top k."""
+    floor = _load("boost_scripts_bound_floor", ROOT / "scripts" / "bound_floor.py")
+    home = indexed_example(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    queries = [{"query": "write unit tests for a React app with testing library", "kind": None}]
+    got = floor.measure([home, home], queries, 1, work)
+    recorded = json.loads((work / "oracle-0-0.json").read_text())
+    assert recorded and all(isinstance(g, int) for g in recorded)
+    assert got["table"].count("\n| ") == len(floor.MODES) * 2
+    assert set(got["cells"]) == {f"{home}|{m}" for m in floor.MODES}
