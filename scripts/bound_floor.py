@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -93,18 +92,12 @@ sys.exit(code)
 
 
 def _env(home: Path, **extra: str) -> Dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(BOOST_HOME=str(home), PYTHONPATH=str(ROOT), NO_COLOR="1", **extra)
-    return env
+    """This tree's environment for ``home`` (`query_shapes.tree_env`), plus ``extra``."""
+    return {**query_shapes.tree_env(home, ROOT), "NO_COLOR": "1", **extra}
 
 
 def _output(cmd: List[str], env: Dict[str, str]) -> str:
     return subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
-
-
-def p90(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(0.9 * len(ordered) + 0.5) - 1)]
 
 
 def measure(
@@ -162,8 +155,8 @@ def measure(
                 for i in range(nq)
             ]
             rows.append(
-                f"| {mode} | {home.name} | {wall:.1f} / {p90(c['wall_ms']):.1f} | "
-                f"{cpu:.1f} / {p90(c['cpu_ms']):.1f} | {statistics.median(c['x_pass']):.2f}x | "
+                f"| {mode} | {home.name} | {wall:.1f} / {query_shapes.percentile(c['wall_ms'], 90):.1f} | "
+                f"{cpu:.1f} / {query_shapes.percentile(c['cpu_ms'], 90):.1f} | {statistics.median(c['x_pass']):.2f}x | "
                 f"{wall / base:.2f}x | {statistics.median(per):.2f}x ({min(per):.2f}-{max(per):.2f}) |"
             )
     out["table"] = "\n".join(
