@@ -43,6 +43,35 @@ def test_doctor_reports_index_state(example_repo: Path, capsys: pytest.CaptureFi
     assert re.search(r"^home: .* \([\d.]+ MB on disk", out, re.M)
 
 
+def test_doctor_checks_every_byte_of_the_index(
+    example_repo: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A query reads only the posting lists it needs and does not checksum them, so bytes
+    flipped inside a tier file can go unnoticed there; `boost doctor` reads the whole
+    index and checks each file against the manifest's CRC32."""
+    from boost_cli.core import paths
+
+    assert main(["tap", str(example_repo), "--name", "example"]) == 0
+    assert main(["reindex"]) == 0
+    capsys.readouterr()
+    assert main(["doctor"]) == 0
+    assert "index: fresh" in capsys.readouterr().out
+    tier = next((paths.index_dir() / "tiers").iterdir())
+    data = bytearray(tier.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = bytes(b ^ 0x5A for b in data[middle : middle + 64])
+    tier.write_bytes(bytes(data))
+    assert main(["doctor", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["index"]["status"] == "damaged"
+    assert "checksum mismatch" in report["index"]["reason"]
+    assert "index damaged: run 'boost reindex --force'" in report["fixes"]
+    assert main(["reindex", "--force"]) == 0
+    capsys.readouterr()
+    assert main(["doctor"]) == 0
+    assert "index: fresh" in capsys.readouterr().out
+
+
 def test_doctor_reports_a_corrupt_config_instead_of_failing(
     boost_home: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -29,10 +29,14 @@ class IndexState:
     damaged: Optional[IndexUnavailable] = None
 
 
-def index_state(engines: Optional[retrieval.Engines] = None) -> IndexState:
-    """The index's state; a damaged index is reported, never raised."""
+def index_state(engines: Optional[retrieval.Engines] = None, verify: bool = False) -> IndexState:
+    """The index's state; a damaged index is reported, never raised. ``verify``: every
+    file's size and CRC32 checked against the manifest too (reads the whole index: a
+    query checks only what it reads, and not the CRC of a posting list it slices)."""
     try:
         reader = (engines or retrieval.Engines()).index_reader()
+        if reader is not None and verify:
+            reader.verify()
     except IndexUnavailable as exc:
         return IndexState(True, {}, damaged=exc)
     if reader is None:
@@ -90,7 +94,7 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
     left = registry.leftovers() if report["config"]["status"] == "ok" else []
     report["leftovers"] = left
     fixes.extend(left)
-    state = index_state(engines)
+    state = index_state(engines, verify=True)
     if state.damaged is not None:
         report["index"] = {"status": "damaged", "reason": str(state.damaged)}
         fixes.append("index damaged: run 'boost reindex --force'")

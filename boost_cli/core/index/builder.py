@@ -244,7 +244,7 @@ def _build(
     else:
         try:
             merge_record, tiers, meta = _merge_and_tiers(
-                root, old, held, names, records, fresh, workers
+                root, None if force else old, held, names, records, fresh, workers
             )
         except (_StaleTier, SegmentDamaged) as exc:
             # An old tier that held unchanged taps' postings is damaged, or a reused
@@ -391,7 +391,10 @@ def _merge_and_tiers(
     workers: Optional[int],
 ) -> Tuple[Dict[str, Any], List[Dict[str, Any]], Dict[str, Any]]:
     """The merge (copies, lengths, groups), then the tiers (their live counts need the
-    copies), then the merge file naming the tiers: (merge record, tier records, meta)."""
+    copies), then the merge file naming the tiers: (merge record, tier records, meta).
+    A tier of ``old`` (the previous manifest) is reused when it has the same taps at the
+    same keys and its file is there at its size; ``old`` None (a forced build): every
+    tier is written anew, so a tier file damaged in place is replaced."""
     opened: List[Segment] = []
     try:
         for n in names:
