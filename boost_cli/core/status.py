@@ -112,6 +112,8 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         if stale:
             fixes.append("index out of date: run 'boost reindex'")
     report["dense"] = _dense(engines)
+    if report["dense"].get("damaged"):
+        fixes.append(f"vector store damaged: {report['dense']['fix']}")
     if report["dense"]["info"].get("read_only"):
         fixes.append(retrieval.READ_ONLY_NOTE.format(path=paths.vectors_path()))
     held = report["dense"]["info"].get("taps")
@@ -191,7 +193,7 @@ def _dense(engines: Optional[retrieval.Engines]) -> Dict[str, Any]:
     backend, note = dense.backend_status()
     try:
         index = (engines or retrieval.Engines()).dense_index()
-        st = index.status()
+        st = index.status(verify=True)
     except ConfigError as exc:  # the embed settings live in the unreadable config
         return {
             "ready": False,
@@ -208,6 +210,7 @@ def _dense(engines: Optional[retrieval.Engines]) -> Dict[str, Any]:
         "reason": st.reason,
         "fix": st.fix,
         "info": st.info,
+        "damaged": st.damaged,
         "backend": backend,
         "backend_note": note,
         "embedder": embed.describe(index.config) if index.config else None,

@@ -20,6 +20,11 @@ class DenseUnavailable(IndexUnavailable):
         return str(self)
 
 
+class DenseDamaged(DenseUnavailable):
+    """The store's file is damaged in place (SQLite finds a page malformed): it answers
+    nothing until `boost reindex --dense --force` makes it anew."""
+
+
 class DenseProviderFailed(DenseUnavailable):
     """The store is fine but the embedding provider could not embed the query (down, slow,
     refusing the key). Exit code 6, like every provider failure."""

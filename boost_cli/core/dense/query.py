@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core import config as config_file
 from boost_cli.core import origin, paths
 from boost_cli.core.dense.errors import (
     REEMBED_FIX,
     REINDEX_FIX,
+    DenseDamaged,
     DenseProviderFailed,
     DenseUnavailable,
     check_dimensions,
@@ -49,6 +51,7 @@ class DenseStatus:
 
     ``ready`` — queries can run now; otherwise ``reason`` (one line) and ``fix`` say why not.
     ``info`` — provider, model, dimensions, unit, backend, counts and commits, for --explain.
+    ``damaged`` — the file itself is damaged (a fix, not a choice: `boost doctor`).
     """
 
     exists: bool
@@ -56,6 +59,7 @@ class DenseStatus:
     reason: Optional[str] = None
     fix: Optional[str] = None
     info: Dict[str, Any] = field(default_factory=dict)
+    damaged: bool = False  # the file is damaged in place (`DenseDamaged`)
 
 
 # --------------------------------------------------------------------------- query
@@ -94,35 +98,63 @@ class DenseIndex:
     def _open(self) -> Store:
         return open_existing(self.path, self.backend, self.flat_cache)
 
-    def status(self) -> DenseStatus:
-        """Whether queries can run now, and why not — no network call."""
-        exists = self.path.exists()
+    @contextmanager
+    def _reading(self) -> Iterator[Store]:
+        """The store, open for the block and closed after. SQLite failing part-way through
+        a read (a damaged page: "database disk image is malformed"; a disk error) is
+        `DenseUnavailable` with the fix, as a store it cannot open is: a search then
+        falls back to BM25 with the reason instead of stopping."""
+        store = self._open()
         try:
-            store = self._open()
-        except DenseUnavailable as exc:
-            return DenseStatus(exists, False, exc.message, exc.fix)
-        try:
-            meta = store.meta()
-            entries, items = store.counts()
-            taps = store.taps()
-            info: Dict[str, Any] = {
-                "provider": meta.get("provider"),
-                "model": meta.get("model"),
-                "served_model": meta.get("served_model"),
-                **parity_fields(meta),
-                "dimensions": int(meta.get("dimensions") or 0),
-                "unit": meta.get("unit"),
-                "backend": store.backend,
-                "backend_note": store.vec_note,
-                "entries": entries,
-                "vectors": items,
-                "taps": taps,
-                # How a store that could not be opened for writing was opened instead
-                # ("ro", "immutable"; "" read-write): `store.open_existing`.
-                "read_only": store.read_only,
-            }
+            yield store
+        except sqlite3.OperationalError as exc:
+            raise DenseUnavailable(
+                f"the vector store {self.path} cannot be read ({exc})",
+                "check the disk it is on, or search with --engine bm25",
+            ) from exc
+        except sqlite3.DatabaseError as exc:
+            detail = " ".join(str(exc).split())  # SQLite's report may span lines
+            raise DenseDamaged(
+                f"the vector store {self.path} is damaged ({detail})", REEMBED_FIX
+            ) from exc
         finally:
             store.close()
+
+    def status(self, verify: bool = False) -> DenseStatus:
+        """Whether queries can run now, and why not — no network call. ``verify``: every
+        page of the store checked too (`Store.damage`; `boost doctor`)."""
+        exists = self.path.exists()
+        try:
+            with self._reading() as store:
+                damage = store.damage() if verify else None
+                if damage is not None:
+                    raise sqlite3.DatabaseError(damage)
+                return self._status(store)
+        except DenseUnavailable as exc:
+            damaged = isinstance(exc, DenseDamaged)
+            return DenseStatus(exists, False, exc.message, exc.fix, damaged=damaged)
+
+    def _status(self, store: Store) -> DenseStatus:
+        """`status` of the open ``store``."""
+        meta = store.meta()
+        entries, items = store.counts()
+        taps = store.taps()
+        info: Dict[str, Any] = {
+            "provider": meta.get("provider"),
+            "model": meta.get("model"),
+            "served_model": meta.get("served_model"),
+            **parity_fields(meta),
+            "dimensions": int(meta.get("dimensions") or 0),
+            "unit": meta.get("unit"),
+            "backend": store.backend,
+            "backend_note": store.vec_note,
+            "entries": entries,
+            "vectors": items,
+            "taps": taps,
+            # How a store that could not be opened for writing was opened instead
+            # ("ro", "immutable"; "" read-write): `store.open_existing`.
+            "read_only": store.read_only,
+        }
         if not items:
             return DenseStatus(True, False, "the vector store is empty", REINDEX_FIX, info)
         if self.config is None:
@@ -156,22 +188,17 @@ class DenseIndex:
         `origin`) picks which of a file's copies is shown; None: the nearest."""
         if not text.strip() or k <= 0:
             return []
-        store = self._open()
-        try:
+        with self._reading() as store:
             meta = store.meta()
             vector = self._embed_query(meta, text)
             return _nearest(store, meta, vector, k, kind, tuple(taps or ()), rank)
-        finally:
-            store.close()
 
     def embed_query(self, text: str) -> List[float]:
         """``text`` embedded as a query by the configured embedder (checked against the
         store first, as `query` does), for `search_vector`; raises `DenseUnavailable`."""
-        store = self._open()
-        try:
-            return self._embed_query(store.meta(), text)
-        finally:
-            store.close()
+        with self._reading() as store:
+            meta = store.meta()
+        return self._embed_query(meta, text)
 
     def entry_vector(
         self, entry_id: str, content_hash: Optional[str], near: Sequence[float]
@@ -179,8 +206,7 @@ class DenseIndex:
         """The stored vector of entry ``entry_id`` — or, when the store lacks that entry, of
         another entry of the same file (``content_hash``) — that is nearest to ``near``
         (an entry has several with the chunk unit); None when the store has neither."""
-        store = self._open()
-        try:
+        with self._reading() as store:
             rows = store.conn.execute(
                 "SELECT vector FROM items WHERE entry_id = ?", (entry_id,)
             ).fetchall()
@@ -190,8 +216,6 @@ class DenseIndex:
                     " WHERE file_sha256 = ? ORDER BY entry_id LIMIT 1)",
                     (content_hash,),
                 ).fetchall()
-        finally:
-            store.close()
         vectors = [list(unpack(blob)) for (blob,) in rows]
         check_dimensions(len(near), str(len(vectors[0])) if vectors else None)
         if not vectors:
@@ -241,13 +265,10 @@ class DenseIndex:
         evaluation scripts cache them): the ``k`` nearest distinct files."""
         if k <= 0:
             return []
-        store = self._open()
-        try:
+        with self._reading() as store:
             meta = store.meta()
             check_dimensions(len(vector), meta.get("dimensions"))
             return _nearest(store, meta, vector, k, kind, tuple(taps or ()), rank)
-        finally:
-            store.close()
 
 
 def _nearest(
