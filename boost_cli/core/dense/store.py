@@ -194,7 +194,8 @@ class Store:
 
     def damage(self) -> Optional[str]:
         """SQLite's first complaint about the file (``PRAGMA quick_check``: every page read
-        and checked, ~0.1 s for the shared corpus's store), or None when it finds none."""
+        and checked, 35 ms for the shared corpus's store, 0.28 s uncached), or None when
+        it finds none."""
         rows = self.conn.execute("PRAGMA quick_check(1)").fetchall()
         first = str(rows[0][0]) if rows else "ok"
         return None if first == "ok" else first
