@@ -72,6 +72,32 @@ def test_doctor_checks_every_byte_of_the_index(
     assert "index: fresh" in capsys.readouterr().out
 
 
+def test_doctor_names_a_damaged_related_terms_table_and_reindex_mends_it(
+    example_repo: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A search skips a damaged table without a word (it only widens the task's words), so
+    the plain path ranks worse until `boost reindex` rebuilds it: doctor says so."""
+    from boost_cli.core import paths
+
+    assert main(["tap", str(example_repo), "--name", "example"]) == 0
+    assert main(["reindex"]) == 0
+    capsys.readouterr()
+    assert main(["doctor", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["index"]["related_terms"] is True
+    table = paths.related_path()
+    data = bytearray(table.read_bytes())
+    data[len(data) // 2] ^= 0x5A
+    table.write_bytes(bytes(data))
+    assert main(["doctor", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["index"]["related_terms"] is False
+    assert any(f.startswith("related-terms table missing or damaged") for f in report["fixes"])
+    assert main(["reindex"]) == 0
+    capsys.readouterr()
+    assert main(["doctor"]) == 0
+    assert "fix:" not in capsys.readouterr().out
+
+
 def test_doctor_reports_a_corrupt_config_instead_of_failing(
     boost_home: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -94,6 +94,7 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
     left = registry.leftovers() if report["config"]["status"] == "ok" else []
     report["leftovers"] = left
     fixes.extend(left)
+    engines = engines or retrieval.Engines()
     state = index_state(engines, verify=True)
     if state.damaged is not None:
         report["index"] = {"status": "damaged", "reason": str(state.damaged)}
@@ -111,6 +112,16 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         }
         if stale:
             fixes.append("index out of date: run 'boost reindex'")
+        # The plain path's widening (`related`): a table missing, damaged or of another
+        # index is skipped by a search without a word, and `boost reindex` rebuilds it.
+        reader = engines.index_reader()
+        related_ok = reader is not None and engines.related_terms(reader) is not None
+        report["index"]["related_terms"] = related_ok
+        if not related_ok and taps:
+            fixes.append(
+                "related-terms table missing or damaged (searches are not widened with "
+                "terms learnt from the taps): run 'boost reindex'"
+            )
     report["dense"] = _dense(engines)
     if report["dense"].get("damaged"):
         fixes.append(f"vector store damaged: {report['dense']['fix']}")
