@@ -101,9 +101,9 @@ class DenseIndex:
     @contextmanager
     def _reading(self) -> Iterator[Store]:
         """The store, open for the block and closed after. SQLite failing part-way through
-        a read (a damaged page: "database disk image is malformed"; a disk error) is
-        `DenseUnavailable` with the fix, as a store it cannot open is: a search then
-        falls back to BM25 with the reason instead of stopping."""
+        a read is `DenseDamaged` for a damaged page ("database disk image is malformed")
+        and `DenseUnavailable` for a disk error, each with its fix, as a store it cannot
+        open is: a search then falls back to BM25 with the reason instead of stopping."""
         store = self._open()
         try:
             yield store
