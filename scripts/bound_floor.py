@@ -105,7 +105,7 @@ def measure(
 ) -> Dict[str, Any]:
     child = [sys.executable, "-c", CHILD]
     args = [
-        [*(["search", q["query"], "--no-llm"]), *(["--kind", q["kind"]] if q["kind"] else [])]
+        ["search", q["query"], "--no-llm", *(["--kind", q["kind"]] if q["kind"] else [])]
         for q in queries
     ]
     oracle: Dict[Tuple[int, int], Path] = {}

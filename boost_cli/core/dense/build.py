@@ -113,17 +113,28 @@ def build_dense(
     if unit not in UNITS:
         raise UsageError(f"unknown dense unit {unit!r}", f"use one of: {', '.join(UNITS)}")
     store_path = path or paths.vectors_path()
-    args = (snapshots, config, unit, force, progress, store_path, backend, timeout)
+    args = (
+        snapshots,
+        config,
+        unit,
+        force,
+        progress,
+        store_path,
+        backend,
+        timeout,
+        max_retries,
+        only,
+    )
     with disk_errors(store_path):  # a full disk: one line and the fix, the store as it was
         try:
-            return _build(*args, max_retries, only)
+            return _build(*args)
         except sqlite3.OperationalError:
             raise  # the disk or a lock, not the file: `disk_errors` says which
         except sqlite3.DatabaseError:
             # A store damaged in place (a page SQLite finds malformed): it is a cache of
             # what the taps and the provider give, so it is made anew and built once more.
             drop_store(store_path)
-            return _build(*args, max_retries, only)
+            return _build(*args)
 
 
 def _build(
