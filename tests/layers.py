@@ -45,6 +45,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.origin",
             "boost_cli.core.trust",
             "boost_cli.core.trust_names",
+            "boost_cli.core.enrich.prompt",
         ),
     ),
     (
@@ -84,6 +85,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.hosts",
             "boost_cli.core.install",
             "boost_cli.core.why",
+            "boost_cli.core.enrich",
         ),
     ),
     ("commands", ("boost_cli.commands",)),
