@@ -235,7 +235,7 @@ def _catalog(commit: str = "a" * 40) -> bytes:
         (
             {"evil/catalog.json": _catalog(), "evil/index/segments/x.bin": b"x"},
             {"taps": [_row()]},
-            "not an index file",
+            "not a member a tap carries",
         ),
         (
             {"evil/catalog.json": _catalog(), "evil/files/.boost-bundle": b"{}"},

@@ -36,6 +36,10 @@ class Tap:
     url: str
     root: Path
 
+    @property
+    def content_key(self) -> str:
+        return self.commit  # a clone's
+
 
 def test_siblings_are_the_skill_folder_without_nested_skills() -> None:
     files = sorted(

@@ -33,7 +33,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
                 f"  {printable(row['name'])} @ {short(row['commit'])}: {row['files']} files{vectors}"
             )
         for left in done.skipped:
-            out(f"  left out (over the size limit): {printable(left)}")
+            out(f"  left out ({left['reason']}): {printable(left['file'])}")
         out(
             f"Wrote {len(done.taps)} taps to {printable(done.file)} "
             f"({done.bytes / 1e6:.1f} MB, sha256 {done.digest[:12]})"

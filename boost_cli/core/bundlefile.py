@@ -4,14 +4,18 @@ Layout (every integer little-endian)::
 
     MAGIC (16 bytes) | u64 header length | header (canonical JSON) | members | sha256 (32 bytes)
 
-The header is ``{"format", "kind", "meta", "members": [{"name", "size", "csize",
+The header is ``{"format", "kind", "meta", "total", "members": [{"name", "size", "csize",
 "sha256"}]}``; each member is its bytes compressed with zlib, stored in header order, and
 the last 32 bytes are the SHA-256 of everything before them. The same members in the same
 order make the same bytes: no timestamps, no owners, canonical JSON.
 
 A reader checks the magic, the trailing digest over the whole file, the header's shape and
 every member's size and digest as it is read, so a truncated, damaged or foreign file is
-refused before anything is written, and a member never decompresses past its stated size.
+refused before anything is written. What a bundle may decompress to is capped before any
+of it is: each member at its stated ``size`` (at most `MAX_MEMBER_BYTES`), all of them at
+the stated ``total`` (their sum, at most `MAX_TOTAL_BYTES` and `MAX_RATIO` times the
+file's size, with a floor of `RATIO_FLOOR`), and a member is inflated a megabyte at a time
+and stops at its stated size: memory stays a few megabytes whatever a member holds.
 Member names are checked here (`check_member_name`); what they mean is `bundle`'s business.
 """
 
@@ -36,6 +40,11 @@ DIGEST_BYTES = 32
 MAX_HEADER_BYTES = 64 << 20
 MAX_MEMBERS = 500_000
 MAX_MEMBER_BYTES = 256 << 20  # one member, uncompressed
+MAX_TOTAL_BYTES = 16 << 30  # every member, uncompressed
+# zlib shrinks text and index files 2 to 10 times; a bundle stating more than this many
+# times its own size is a decompression bomb (a tiny bundle may still state RATIO_FLOOR).
+MAX_RATIO = 100
+RATIO_FLOOR = 256 << 20
 MAX_NAME_CHARS = 1024
 _CHUNK = 1 << 20
 _LEVEL = 6
@@ -115,7 +124,10 @@ class BundleWriter:
 
     def finish(self, meta: Dict[str, Any]) -> Tuple[int, str]:
         """Write the bundle to ``out`` (temp file, fsync, rename); its size and digest."""
-        header = canonical({"format": FORMAT, "kind": KIND, "meta": meta, "members": self._members})
+        total = sum(m["size"] for m in self._members)
+        header = canonical(
+            {"format": FORMAT, "kind": KIND, "meta": meta, "total": total, "members": self._members}
+        )
         fd, tmp = tempfile.mkstemp(dir=str(self.out.parent), prefix=f".{self.out.name}.")
         digest = hashlib.sha256()
         size = 0
@@ -196,6 +208,8 @@ class BundleReader:
             header = json.loads(f.read(hlen).decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise _damaged(path, "its header is not JSON") from exc
+        except RecursionError as exc:  # JSON nested deeper than Python recurses
+            raise _damaged(path, "its header is nested too deeply") from exc
         if not isinstance(header, dict) or header.get("kind") != KIND:
             raise _damaged(path, "its header is not a bundle header")
         if header.get("format") != FORMAT:
@@ -217,8 +231,25 @@ class BundleReader:
             offset += int(m["csize"])
         if offset != total - DIGEST_BYTES:
             raise _damaged(path, "its members do not fill the file")
+        self.total = self._check_total(header, total)
         self.meta: Dict[str, Any] = meta
         self.size = total
+
+    def _check_total(self, header: Dict[str, Any], file_size: int) -> int:
+        """The members' decompressed total: as the header states it (when it does: older
+        bundles do not), and within the caps (module docstring)."""
+        total = sum(int(m["size"]) for m in self.members.values())
+        stated = header.get("total", total)
+        if not isinstance(stated, int) or stated != total:
+            raise _damaged(self.path, "its stated total size is not its members' sum")
+        cap = min(MAX_TOTAL_BYTES, max(RATIO_FLOOR, MAX_RATIO * file_size))
+        if total > cap:
+            raise UsageError(
+                f"{self.path} would decompress to {total / 1e6:.0f} MB, over the "
+                f"{cap / 1e6:.0f} MB boost takes from a bundle of {file_size / 1e6:.1f} MB",
+                "export fewer taps into each bundle, or check where this file came from",
+            )
+        return total
 
     def _add_member(self, m: Any, offset: int) -> None:
         ok = (
@@ -261,7 +292,9 @@ class BundleReader:
         return (n for n in self.order if n.startswith(prefix))
 
     def _chunks(self, name: str) -> Iterator[bytes]:
-        """The member's bytes in pieces, checked against its size and digest."""
+        """The member's bytes in pieces of at most `_CHUNK`, checked against its size and
+        digest: never more than its stated size is inflated, and a file cut short while
+        it is read (replaced under the reader, say) is an error, not an endless loop."""
         m = self.members[name]
         self._f.seek(m["offset"])
         left = m["csize"]
@@ -270,16 +303,24 @@ class BundleReader:
         size = 0
         while left > 0:
             block = self._f.read(min(_CHUNK, left))
+            if not block:
+                raise _damaged(self.path, f"truncated while member {name!r} was read")
             left -= len(block)
-            try:
-                piece = inflate.decompress(block, m["size"] - size + 1)
-            except zlib.error as exc:
-                raise _damaged(self.path, f"member {name!r} does not decompress") from exc
-            size += len(piece)
-            if size > m["size"] or inflate.unconsumed_tail:
-                raise _damaged(self.path, f"member {name!r} is larger than recorded")
-            digest.update(piece)
-            yield piece
+            while block:
+                try:
+                    piece = inflate.decompress(block, min(_CHUNK, m["size"] - size + 1))
+                except zlib.error as exc:
+                    raise _damaged(self.path, f"member {name!r} does not decompress") from exc
+                size += len(piece)
+                if size > m["size"]:
+                    raise _damaged(self.path, f"member {name!r} is larger than recorded")
+                digest.update(piece)
+                if piece:
+                    yield piece
+                tail = inflate.unconsumed_tail
+                if inflate.eof or (not piece and len(tail) == len(block)):
+                    break  # the end, or no progress (the checks below say which)
+                block = tail
         if not inflate.eof or size != m["size"] or digest.hexdigest() != m["sha256"]:
             raise _damaged(self.path, f"member {name!r} does not match its digest")
 

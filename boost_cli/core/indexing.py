@@ -199,17 +199,21 @@ def _warm_skills(sources: Sequence[Union[TapSource, TapSnapshot]]) -> None:
 
 
 def refresh_trust(sources: Sequence[Union[TapSource, TapSnapshot]]) -> List[str]:
-    """Scan and cache the trust findings of each tap in ``sources`` that has none at its
-    commit (a tap from before the scan existed, a cache someone deleted); the taps
-    scanned. A tap whose findings are cached costs one stat."""
+    """Scan and cache the trust findings of each tap in ``sources`` that has none for its
+    content (`registry.TapInfo.content_key`: a tap from before the scan existed, a cache
+    someone deleted, a bundle imported again with other files); the taps scanned. A tap whose findings are cached costs one stat."""
     from boost_cli.core import trust_scan
 
-    urls = {t.name: t.url for t in registry.list_taps()}
+    infos = {t.name: t for t in registry.list_taps()}
     done = []
     for s in sources:
-        if s.name not in urls or trust_scan.has_cache(s.name, s.commit):
+        info = infos.get(s.name)
+        if info is None or info.commit != s.commit:
+            continue  # untapped, or moved, meanwhile: the next build scans it
+        key = info.content_key  # what the findings are of: never a commit a bundle claims
+        if trust_scan.has_cache(s.name, key):
             continue
-        if trust_scan.refresh(s.name, s.commit, Path(s.root), urls[s.name], partial(_entries, s)):
+        if trust_scan.refresh(s.name, key, Path(s.root), info.url, partial(_entries, s)):
             done.append(s.name)
     return done
 

@@ -90,10 +90,22 @@ class TapInfo:
     warnings: int = 0
     repaired: bool = False
     bundle: str = ""  # the digest of the bundle it was imported from; "" for a clone
+    content: str = ""  # an import's digest of its members (`bundle.content_digest`)
 
     @property
     def root(self) -> Path:
         return paths.tap_dir(self.name)
+
+    @property
+    def content_key(self) -> str:
+        """What the tap's files are, by content: what caches of what was read from them
+        (the trust findings) are keyed by. A clone's commit (git names a tree by its
+        content, and a clone is checked to be exactly its commit); an import's digest of
+        the members it came from, computed on import: never the commit a bundle claims,
+        which any bundle may reuse for other files."""
+        if not self.bundle:
+            return self.commit
+        return f"bundle-{self.content or self.bundle}"
 
     def to_dict(self) -> Dict[str, Any]:
         return {
@@ -106,6 +118,7 @@ class TapInfo:
             "updated": self.updated,
             "warnings": self.warnings,
             "bundle": self.bundle or None,
+            "content": self.content or None,
         }
 
 
@@ -138,7 +151,14 @@ def _info(name: str, d: Dict[str, Any]) -> TapInfo:
         warnings=int(d.get("warnings", 0)),
         repaired=bool(d.get("repaired", False)),
         bundle=str(d.get("bundle") or ""),
+        content=str(d.get("content") or ""),
     )
+
+
+def _lenient_info(name: str, d: Any) -> TapInfo:
+    """`_info` of a record that may be of the wrong shape (`config.record_problem`): a
+    bare record of the name then."""
+    return _info(name, d) if config.record_problem(d) is None else TapInfo(name, "", "", "")
 
 
 # The taps of the last config `list_taps` read (`config.current`: the same dict while the
@@ -289,46 +309,112 @@ def staging(name: str) -> Iterator[Path]:
         yield files
 
 
-def install_imported(
-    name: str, files: Path, record: Dict[str, Any], scan_record: Dict[str, Any]
-) -> bool:
-    """Make ``files`` (a `staging` folder) the tap ``name`` imported from a bundle, with
-    its config ``record`` (which names the bundle) and cached scan; True when it replaced
-    an earlier import. Refused for a tap that is a clone. Under the tap lock: the old
-    folder is moved aside into the staging folder (removed with it), the new one moved in,
-    then the record written; a crash in between leaves a folder whose `BUNDLE_MARK` names
-    another commit than the record, which `present` leaves out until it is imported again.
+@dataclass(frozen=True)
+class Imported:
+    """One tap to install from a bundle: its assembled ``files`` (a `staging` folder), its
+    config ``record`` (which names the bundle and the ``content`` digest) and its cached
+    scan ``scan_record``."""
+
+    name: str
+    files: Path
+    record: Dict[str, Any]
+    scan_record: Dict[str, Any]
+
+
+def install_imported(items: Sequence[Imported]) -> List[bool]:
+    """Make each item's ``files`` the tap it names, imported from a bundle, all or nothing;
+    for each, True when it replaced an earlier import. Refused (nothing changed) when any
+    of them is a clone. Under every tap's lock and the config lock: each old folder is
+    moved aside into its staging folder (removed with it) and the new one moved in; a
+    failure moves them all back, and the config (written last) is left as it was. A crash
+    in between leaves a folder whose `BUNDLE_MARK` does not match the record, which
+    `present` leaves out until it is imported again. An import at the commit the tap had
+    but of other content flags it ``repaired``, so the next index build redoes it (its
+    segment key, made of the commit and the entries, would not change).
     """
     from boost_cli.core import catalog
 
-    paths.check_tap_name(name)
-    commit = str(record["commit"])
-    atomic.write_json(files / BUNDLE_MARK, {"commit": commit, "bundle": record.get("bundle")})
-    dest = paths.tap_dir(name)
+    names = [it.name for it in items]
+    for name in names:
+        paths.check_tap_name(name)
+    if len(set(names)) != len(names):
+        raise UsageError("the same tap is imported twice", "import one bundle per tap")
+    for it in items:
+        mark = {k: it.record.get(k) for k in ("commit", "bundle", "content")}
+        atomic.write_json(it.files / BUNDLE_MARK, mark)
     now = _now()
-    with _tap_lock(name), config.edit() as cfg:
-        old = cfg["taps"].get(name)
-        if old is not None and not old.get("bundle"):
-            raise UsageError(
-                f"a tap named {name!r} already exists, cloned from {old.get('source')}",
-                f"run 'boost untap {name}' first to serve it from bundles instead",
-            )
-        catalog.drop_cache(name)
-        if dest.exists() or dest.is_symlink():
-            dest.rename(files.parent / "old")  # removed with the staging folder
-        files.rename(dest)
-        catalog.store_record(name, scan_record)
-        added = str(old.get("added", now)) if old else now
-        cfg["taps"][name] = {**record, "added": added, "updated": now}
-    return old is not None
+    with contextlib.ExitStack() as stack:
+        for name in sorted(names):
+            stack.enter_context(_tap_lock(name))
+        with config.edit() as cfg:
+            olds = [cfg["taps"].get(it.name) for it in items]
+            for it, old in zip(items, olds):
+                if old is not None and not old.get("bundle"):
+                    raise UsageError(
+                        f"a tap named {it.name!r} already exists, cloned from {old.get('source')}",
+                        f"run 'boost untap {it.name}' first to serve it from bundles instead",
+                    )
+            _swap_in(items)
+            for it, old in zip(items, olds):
+                catalog.drop_cache(it.name)
+                catalog.store_record(it.name, it.scan_record)
+                rec = {**it.record, "added": str(old.get("added", now)) if old else now}
+                rec["updated"] = now
+                if (
+                    old is not None
+                    and old.get("commit") == rec["commit"]
+                    and old.get("content") != rec.get("content")
+                ):
+                    rec["repaired"] = True
+                cfg["taps"][it.name] = rec
+    return [old is not None for old in olds]
 
 
-def _bundle_commit(root: Path) -> Optional[str]:
+def _swap_in(items: Sequence[Imported]) -> None:
+    """Move each item's files into place (the old folder aside into its staging folder);
+    on any failure put everything back as it was and drop the catalog caches."""
+    from boost_cli.core import catalog
+
+    done: List[Tuple[Path, Path, Optional[Path]]] = []  # (place, files, old folder aside)
+    try:
+        for it in items:
+            dest = paths.tap_dir(it.name)
+            aside = None
+            if dest.exists() or dest.is_symlink():
+                aside = it.files.parent / "old"
+                dest.rename(aside)  # removed with the staging folder
+            done.append((dest, it.files, aside))
+            it.files.rename(dest)
+    except BaseException:
+        for dest, files, aside in reversed(done):
+            if not files.exists() and (dest.exists() or dest.is_symlink()):
+                dest.rename(files)
+            if aside is not None:
+                aside.rename(dest)
+        for it in items:
+            catalog.drop_cache(it.name)
+        raise
+
+
+def _bundle_mark(root: Path) -> Dict[str, Any]:
+    """What an imported tap's folder says it holds (commit, bundle, content); {} when no
+    mark can be read."""
     try:
         data = json.loads((root / BUNDLE_MARK).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    return str(data.get("commit")) if isinstance(data, dict) else None
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _bundle_commit(root: Path) -> Optional[str]:
+    commit = _bundle_mark(root).get("commit")
+    return str(commit) if commit is not None else None
+
+
+def _holds(tap: TapInfo, root: Path) -> bool:
+    """Whether an imported tap's folder holds what its record says (commit and content)."""
+    mark = _bundle_mark(root)
+    return mark.get("commit") == tap.commit and (mark.get("content") or "") == tap.content
 
 
 def _remove_tree(path: Path) -> None:
@@ -355,20 +441,22 @@ def remove(name: str) -> TapInfo:
     from boost_cli.core import catalog, trust_scan
 
     if not paths.is_tap_name(name):
-        with config.edit() as cfg:
+        with config.edit(keep_bad=True) as cfg:
             if name not in cfg["taps"]:
                 raise NotFoundError(
                     f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
                 )
-            return _info(name, cfg["taps"].pop(name))
+            return _lenient_info(name, cfg["taps"].pop(name))
     tidy()
     with _tap_lock(name):
-        with config.edit() as cfg:
+        # A record of the wrong shape (hand-edited, or from an older boost) makes every
+        # other command refuse the config: this is how it is repaired.
+        with config.edit(keep_bad=True) as cfg:
             if name not in cfg["taps"]:
                 raise NotFoundError(
                     f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
                 )
-            info = _info(name, cfg["taps"].pop(name))
+            info = _lenient_info(name, cfg["taps"].pop(name))
         catalog.drop_cache(name)
         trust_scan.drop(name)
         _remove_tree(paths.tap_dir(name))
@@ -541,7 +629,7 @@ def tidy() -> List[str]:
     if not repos.is_dir():
         return []
     removed = []
-    known = set(config.load()["taps"])
+    known = set(config.load(keep_bad=True)["taps"])
     for path in sorted(repos.iterdir()):
         name = path.name
         if name.startswith(STAGING) and not name.endswith(".lock"):
@@ -550,7 +638,7 @@ def tidy() -> List[str]:
         elif paths.is_tap_name(name) and name not in known:
             with lock.attempt(paths.tap_lock_path(name)) as held:
                 # Holding the tap lock, no `add` is between moving a clone in and recording it.
-                if held and name not in config.load()["taps"]:
+                if held and name not in config.load(keep_bad=True)["taps"]:
                     _remove_tree(path)
                     removed.append(name)
     return removed
@@ -675,7 +763,7 @@ def present(names: Iterable[str] = ()) -> List[Tuple[TapInfo, Path]]:
         if wanted and tap.name not in wanted:
             continue
         root = tap.root  # resolved once: it checks the name against repos/
-        if root.is_dir() and (not tap.bundle or _bundle_commit(root) == tap.commit):
+        if root.is_dir() and (not tap.bundle or _holds(tap, root)):
             out.append((tap, root))
     return out
 

@@ -1,11 +1,13 @@
 """The trust scan of a tap: the `trust` rules over every entry's defining file and the
-files beside it, cached per tap commit, and the look-ups the CLI and MCP make.
+files beside it, cached per tap content (`registry.TapInfo.content_key`: a clone's
+commit, an imported tap's digest of its members), and the look-ups the CLI and MCP make.
 
 Written when the catalog is (``boost tap``, ``boost update``), filled in by ``boost
 reindex`` for a tap that has none yet; a search or a ``show`` only reads it, and scans the
 one entry it needs when a tap has no cached findings (it never writes).
 
-The cache (``cache/trust/<tap>@<commit>.v<VERSION>.json``) holds only the entries with
+The cache (``cache/trust/<tap>@<key>.v<VERSION>.json``, the key being the tap's content
+key, never a label such as the commit a bundle claims) holds only the entries with
 findings, as compact rows. It is not trusted: a row that is not one `trust.Finding` could
 make is dropped, and every excerpt is escaped again when shown.
 
@@ -42,6 +44,9 @@ class TapLike(Protocol):
 
     @property
     def commit(self) -> str: ...
+
+    @property
+    def content_key(self) -> str: ...
 
     @property
     def url(self) -> str: ...
@@ -164,26 +169,27 @@ def scan_tap(
 # --------------------------------------------------------------------------- the cache
 
 
-def cache_path(tap: str, commit: str) -> Path:
-    return paths.trust_cache_dir() / f"{tap}@{commit}.v{trust.VERSION}.json"
+def cache_path(tap: str, key: str) -> Path:
+    """The findings of ``tap`` whose files are ``key`` (its `TapLike.content_key`)."""
+    return paths.trust_cache_dir() / f"{tap}@{key}.v{trust.VERSION}.json"
 
 
-def has_cache(tap: str, commit: str) -> bool:
-    """Whether findings of ``tap`` at ``commit`` and their summary are cached (stats, no
-    read)."""
-    return cache_path(tap, commit).is_file() and flags_path(tap, commit).is_file()
+def has_cache(tap: str, key: str) -> bool:
+    """Whether findings of ``tap`` with content ``key`` and their summary are cached
+    (stats, no read)."""
+    return cache_path(tap, key).is_file() and flags_path(tap, key).is_file()
 
 
-def flags_path(tap: str, commit: str) -> Path:
+def flags_path(tap: str, key: str) -> Path:
     """The summary beside the findings: what a search reads (a few kilobytes a tap)."""
-    return paths.trust_cache_dir() / f"{tap}@{commit}.v{trust.VERSION}.flags.json"
+    return paths.trust_cache_dir() / f"{tap}@{key}.v{trust.VERSION}.flags.json"
 
 
-def _header(tap: str, commit: str, source_url: str) -> Dict[str, Any]:
+def _header(tap: str, key: str, source_url: str) -> Dict[str, Any]:
     return {
         "version": trust.VERSION,
         "tap": tap,
-        "commit": commit,
+        "commit": key,
         "hosts": list(trust.own_hosts(source_url)),
     }
 
@@ -198,18 +204,18 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def store(tap: str, commit: str, source_url: str, findings: Mapping[str, Findings]) -> None:
-    """Cache ``findings`` as those of ``tap`` at ``commit``, and their summary (dropping
-    older commits'). The summary is written first: the findings' file, whose presence
-    `has_cache` tests, implies it."""
-    head = _header(tap, commit, source_url)
+def store(tap: str, key: str, source_url: str, findings: Mapping[str, Findings]) -> None:
+    """Cache ``findings`` as those of ``tap`` with content ``key``, and their summary
+    (dropping other keys'). The summary is written first: the findings' file, whose
+    presence `has_cache` tests, implies it."""
+    head = _header(tap, key, source_url)
     ordered = sorted(findings.items())
     summary = {**head, "entries": {p: _flags_text(fs) for p, fs in ordered}}
     full = {**head, "entries": {p: [f.to_row() for f in fs] for p, fs in ordered}}
-    atomic.write_text(flags_path(tap, commit), _compact(summary))
-    target = cache_path(tap, commit)
+    atomic.write_text(flags_path(tap, key), _compact(summary))
+    target = cache_path(tap, key)
     atomic.write_text(target, _compact(full))
-    drop(tap, keep=(target, flags_path(tap, commit)))
+    drop(tap, keep=(target, flags_path(tap, key)))
 
 
 def drop(tap: str, keep: Sequence[Path] = ()) -> None:
@@ -251,10 +257,10 @@ def _parsed(path: Path, memo: bool) -> Any:
 
 
 def _load(
-    path: Path, tap: str, commit: str, source_url: str, *, memo: bool = False
+    path: Path, tap: str, key: str, source_url: str, *, memo: bool = False
 ) -> Optional[Dict[str, Any]]:
     """The ``entries`` of a cache file, or None when there is none or it is not what a
-    scan of ``tap`` at ``commit`` from ``source_url`` could have made. ``memo``: keep the
+    scan of ``tap`` with content ``key`` from ``source_url`` could have made. ``memo``: keep the
     parsed file for the next call (`_parsed`; read only then)."""
     try:
         data = _parsed(path, memo)
@@ -263,7 +269,7 @@ def _load(
     if not (
         isinstance(data, dict)
         and {k: data.get(k) for k in ("version", "tap", "commit", "hosts")}
-        == _header(tap, commit, source_url)
+        == _header(tap, key, source_url)
         and isinstance(data.get("entries"), dict)
     ):
         return None
@@ -285,10 +291,10 @@ def _flags(text: Any) -> Optional[List[Dict[str, Any]]]:
     return out
 
 
-def _rows(tap: str, commit: str, source_url: str) -> Optional[Dict[str, Any]]:
-    """The cached rows of ``tap`` at ``commit`` by entry path (unchecked rows), or None
-    (see `_load`)."""
-    return _load(cache_path(tap, commit), tap, commit, source_url)
+def _rows(tap: str, key: str, source_url: str) -> Optional[Dict[str, Any]]:
+    """The cached rows of ``tap`` with content ``key`` by entry path (unchecked rows), or
+    None (see `_load`)."""
+    return _load(cache_path(tap, key), tap, key, source_url)
 
 
 def _findings(rows: Any) -> Findings:
@@ -298,9 +304,10 @@ def _findings(rows: Any) -> Findings:
     return tuple(f for f in map(trust.Finding.from_row, rows) if f is not None)
 
 
-def cached(tap: str, commit: str, source_url: str) -> Optional[Dict[str, Findings]]:
-    """The cached findings of ``tap`` at ``commit`` by entry path, or None (see `_rows`)."""
-    rows = _rows(tap, commit, source_url)
+def cached(tap: str, key: str, source_url: str) -> Optional[Dict[str, Findings]]:
+    """The cached findings of ``tap`` with content ``key`` by entry path, or None (see
+    `_rows`)."""
+    rows = _rows(tap, key, source_url)
     if rows is None:
         return None
     out = {p: _findings(r) for p, r in rows.items() if isinstance(p, str)}
@@ -308,13 +315,14 @@ def cached(tap: str, commit: str, source_url: str) -> Optional[Dict[str, Finding
 
 
 def refresh(
-    tap: str, commit: str, root: Path, source_url: str, entries: Callable[[], Sequence[Entry]]
+    tap: str, key: str, root: Path, source_url: str, entries: Callable[[], Sequence[Entry]]
 ) -> bool:
-    """Scan and cache ``tap`` at ``commit`` unless its findings are cached already; True
-    when it scanned. ``entries`` is called only then (a no-op costs one stat)."""
-    if has_cache(tap, commit):
+    """Scan and cache ``tap`` (its files at ``root`` being ``key``) unless its findings
+    are cached already; True when it scanned. ``entries`` is called only then (a no-op
+    costs one stat)."""
+    if has_cache(tap, key):
         return False
-    store(tap, commit, source_url, scan_tap(root, entries(), source_url))
+    store(tap, key, source_url, scan_tap(root, entries(), source_url))
     return True
 
 
@@ -333,7 +341,7 @@ class View:
     def _tap(self, name: str) -> Optional[Dict[str, Any]]:
         if name not in self._loaded:
             tap = self.taps.get(name)
-            self._loaded[name] = _rows(name, tap.commit, tap.url) if tap is not None else None
+            self._loaded[name] = _rows(name, tap.content_key, tap.url) if tap is not None else None
         return self._loaded[name]
 
     def findings(self, entry: Entry) -> Findings:
@@ -353,7 +361,7 @@ class View:
         if name not in self._summaries:
             tap = self.taps.get(name)
             self._summaries[name] = (
-                _load(flags_path(name, tap.commit), name, tap.commit, tap.url, memo=True)
+                _load(flags_path(name, tap.content_key), name, tap.content_key, tap.url, memo=True)
                 if tap
                 else None
             )
@@ -432,8 +440,8 @@ def marker(flags: Sequence[Mapping[str, Any]]) -> str:
 
 def audit_tap(tap: TapLike, entries: Sequence[Entry]) -> Dict[str, Findings]:
     """Every finding of ``tap``'s ``entries`` (by path): the cached ones when the tap has
-    them at its commit, else a fresh scan (not cached: `boost audit` only reads)."""
-    found = cached(tap.name, tap.commit, tap.url)
+    them for its content, else a fresh scan (not cached: `boost audit` only reads)."""
+    found = cached(tap.name, tap.content_key, tap.url)
     if found is not None:
         return found
     return scan_tap(tap.root, entries, tap.url)

@@ -8,7 +8,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import os
 import re
+import shutil
+import tempfile
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -494,17 +497,66 @@ def segment_files(
     return [(f"{SEGMENTS}/{stem}.seg", data), (f"{TIERS}/{stem}.tap", tap_data)]
 
 
-def seed_files(files: Sequence[Tuple[str, bytes]]) -> None:
-    """Place bundled `segment_files` in the index folder for the next `build` to take (it
-    checks each file's key and every byte before it does; a file already there is kept)."""
+_SEEDED = re.compile(r"(segments|tiers)/([A-Za-z0-9._-]+)-([0-9a-f]{16})\.(seg|tap)")
+
+
+def seed_identity(path: Path, rel: str) -> Tuple[str, str]:
+    """The tap and commit a bundled index file (at ``path``, to be placed at ``rel`` in the
+    index folder) is of, read from its own header: a segment or postings file whose
+    header names the key and the tap its file name does ("" as the commit of a postings
+    file, which records none). `UsageError` for anything else."""
+    m = _SEEDED.fullmatch(rel)
+    if m is None or (m.group(1), m.group(4)) not in ((SEGMENTS, "seg"), (TIERS, "tap")):
+        raise UsageError(f"{rel!r} is not an index file name", "export the bundle again")
+    try:
+        c = Container(path, SEGMENT_MAGIC if m.group(4) == "seg" else TAP_MAGIC)
+    except IndexUnavailable as exc:
+        raise UsageError(
+            f"{rel!r} is not an index file ({exc})", "export the bundle again"
+        ) from exc
+    try:
+        meta = c.meta
+    finally:
+        c.close()
+    tap = meta.get("tap") if isinstance(meta, dict) else None
+    commit = meta.get("commit", "") if isinstance(meta, dict) else None
+    if (
+        not isinstance(tap, str)
+        or safe_name(tap) != m.group(2)
+        or meta.get("key") != m.group(3)
+        or not isinstance(commit, str)
+    ):
+        raise UsageError(f"{rel!r} is not the index file its name says", "export the bundle again")
+    return tap, commit
+
+
+def seed_files(files: Sequence[Tuple[str, Path]]) -> None:
+    """Place bundled `segment_files` (each extracted at a path, checked by `seed_identity`)
+    in the index folder for the next `build` to take (it checks each file's key and every
+    byte before it does; a file already there is kept)."""
     root = index_dir()
-    for rel, data in files:
+    for rel, src in files:
         path = root / rel
         if path.parent.name not in (SEGMENTS, TIERS) or path.parent.parent != root:
             raise UsageError(f"{rel!r} is not an index file name", "export the bundle again")
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():
-            write_bytes(path, data)
+            _copy_in(src, path)
+
+
+def _copy_in(src: Path, dest: Path) -> None:
+    """Copy ``src`` to ``dest`` a block at a time through a temporary file beside it."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=str(dest.parent))
+    try:
+        with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
+            shutil.copyfileobj(inp, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def _intact(path: Path, key: str, magic: bytes) -> Optional[Dict[str, int]]:
