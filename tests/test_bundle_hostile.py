@@ -384,6 +384,12 @@ def test_a_deeply_nested_header_is_a_clear_error(tmp_path: Path) -> None:
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "is not a usable boost bundle (its header is nested too deeply)" in r.stderr
     assert "Traceback" not in r.stderr and "RecursionError" not in r.stderr
+    # The vectors file a bundle hands on: its header line, parsed the same way.
+    vectors = tmp_path / "deep.jsonl"
+    vectors.write_bytes(b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    r = run_boost(["vectors", "import", str(vectors)], tmp_path / "home")
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "deep.jsonl is not a boost vectors file" in r.stderr
 
 
 def test_a_file_name_a_bundle_cannot_carry_is_left_out_and_reported(tmp_path: Path) -> None:

@@ -85,7 +85,7 @@ def _header(path: Path, line: bytes) -> Header:
         raise not_ours
     try:
         header = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # nested past Python's stack
         raise not_ours from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise not_ours
@@ -181,7 +181,7 @@ def _row(path: Path, number: int, line: bytes, width: int) -> Tuple[bytes, bytes
     bad = _refuse(path, f": line {number} is not a vector")
     try:
         parsed: Any = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise bad from None
     if not isinstance(parsed, list) or len(parsed) != 2:
         raise bad
