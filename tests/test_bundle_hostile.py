@@ -101,7 +101,9 @@ def test_a_bundle_reusing_a_tap_name_and_commit_gets_its_own_trust_findings(
     _rewrite(exported["bundle"], hostile, swap)
     r = run_boost(["bundle", "import", str(hostile), "--json"], replica)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)[0]["taps"][1]["replaced"] is True
+    report = json.loads(r.stdout)[0]
+    assert report["taps"][1]["replaced"] is True
+    assert report["index"]["built"] == ["other"]  # same commit, other files: redone
     assert (
         (replica / "repos" / "other" / "skills" / "pdf-forms" / "SKILL.md")
         .read_text()

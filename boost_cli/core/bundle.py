@@ -9,14 +9,22 @@ when the vector store has them at the tap's commit. Members, in this order::
     <tap>/catalog.json     the catalog cache record (entries, warnings) at the commit
     <tap>/index/<file>     segments/<tap>-<key>.seg and tiers/<tap>-<key>.tap
     <tap>/vectors.jsonl    only when the store holds the tap at its commit
-    <tap>/files/<path>     each served file
+    <tap>/files/<path>     each served file (a name a bundle cannot carry is left out
+                           and reported, not the export)
 
-Import verifies the whole file first (`BundleReader`), extracts each tap into a staging
-folder, swaps it in under the tap lock (`registry.install_imported`), then brings the index
-up to date: the bundled segment files carry the key a build would compute for the same
-entries, so the build takes them as they are and only merges (no file is chunked again).
-An imported tap is marked with the bundle's digest; `boost update` refuses it and says to
-import a newer bundle.
+`MEMBER_KINDS` is the one list of what a tap may carry: each kind's names, its size cap and
+the check that a member's content belongs to the tap it is listed under. A new kind of
+member is a new row there.
+
+Import is all or nothing: it verifies every file first (`BundleReader`: digests, caps),
+checks every tap record with the config's own check and every member's kind and size,
+makes sure the disk has room, extracts each tap into a staging folder (streamed, never held
+in memory) and checks each member there; only then are all taps swapped in together
+(`registry.install_imported`). Then the index is brought up to date: the bundled segment
+files carry the key a build would compute for the same entries, so the build takes them as
+they are and only merges (no file is chunked again). An imported tap is marked with the
+bundle's digest and its own content digest (`content_digest`, what its trust findings are
+keyed by); `boost update` refuses it and says to import a newer bundle.
 """
 
 from __future__ import annotations
