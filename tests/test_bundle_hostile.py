@@ -430,3 +430,39 @@ def test_a_file_name_a_bundle_cannot_carry_is_left_out_and_reported(tmp_path: Pa
     replica = tmp_path / "replica"
     assert run_boost(["bundle", "import", str(out)], replica).returncode == 0
     assert (replica / "repos" / "odd" / "skills" / "odd" / "plain.md").read_text() == "three\n"
+
+
+def test_a_config_that_cannot_be_saved_puts_every_folder_back(
+    exported: Dict[str, Path], tmp_path: Path, boost_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The swap's last step fails (a full disk when the config is written): the taps
+    imported before are back in place, their records unchanged, the new files gone."""
+    from boost_cli.core import bundle, config
+
+    assert run_boost(["bundle", "import", str(exported["bundle"])], boost_home).returncode == 0
+    before = json.loads((boost_home / "config.json").read_text())
+    newer = tmp_path / "newer.bundle"
+
+    def swap(name: str, data: bytes) -> bytes:
+        return data + b"\nnew line\n" if name == SKILL_MD else data
+
+    _rewrite(exported["bundle"], newer, swap)
+
+    def full(_data: Any) -> None:
+        raise OSError(28, "No space left on device", str(boost_home / "config.json"))
+
+    monkeypatch.setattr(config, "save", full)
+    with pytest.raises(OSError):
+        bundle.import_bundles([newer])
+    monkeypatch.undo()
+    assert json.loads((boost_home / "config.json").read_text()) == before
+    served = boost_home / "repos" / "other" / "skills" / "pdf-forms" / "SKILL.md"
+    assert "new line" not in served.read_text()
+    assert sorted(
+        p.name for p in (boost_home / "repos").iterdir() if not p.name.endswith(".lock")
+    ) == [
+        "example",
+        "other",
+    ]
+    shown = run_boost(["show", "other:pdf-forms"], boost_home)
+    assert shown.returncode == 0 and "Use pdftk to fill forms." in shown.stdout

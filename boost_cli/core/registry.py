@@ -343,57 +343,56 @@ def install_imported(items: Sequence[Imported]) -> List[bool]:
         mark = {k: it.record.get(k) for k in ("commit", "bundle", "content")}
         atomic.write_json(it.files / BUNDLE_MARK, mark)
     now = _now()
+    moved: List[Tuple[Path, Path, Optional[Path]]] = []  # (place, files, old folder aside)
     with contextlib.ExitStack() as stack:
         for name in sorted(names):
             stack.enter_context(_tap_lock(name))
-        with config.edit() as cfg:
-            olds = [cfg["taps"].get(it.name) for it in items]
-            for it, old in zip(items, olds):
-                if old is not None and not old.get("bundle"):
-                    raise UsageError(
-                        f"a tap named {it.name!r} already exists, cloned from {old.get('source')}",
-                        f"run 'boost untap {it.name}' first to serve it from bundles instead",
-                    )
-            _swap_in(items)
-            for it, old in zip(items, olds):
+        try:
+            with config.edit() as cfg:
+                olds = [cfg["taps"].get(it.name) for it in items]
+                for it, old in zip(items, olds):
+                    if old is not None and not old.get("bundle"):
+                        raise UsageError(
+                            f"a tap named {it.name!r} already exists, cloned from "
+                            f"{old.get('source')}",
+                            f"run 'boost untap {it.name}' first to serve it from bundles instead",
+                        )
+                for it in items:
+                    dest = paths.tap_dir(it.name)
+                    aside = None
+                    if dest.exists() or dest.is_symlink():
+                        aside = it.files.parent / "old"
+                        dest.rename(aside)  # removed with the staging folder
+                    moved.append((dest, it.files, aside))
+                    it.files.rename(dest)
+                for it, old in zip(items, olds):
+                    catalog.drop_cache(it.name)
+                    catalog.store_record(it.name, it.scan_record)
+                    rec = {**it.record, "added": str(old.get("added", now)) if old else now}
+                    rec["updated"] = now
+                    if (
+                        old is not None
+                        and old.get("commit") == rec["commit"]
+                        and old.get("content") != rec.get("content")
+                    ):
+                        rec["repaired"] = True
+                    cfg["taps"][it.name] = rec
+        except BaseException:  # a refusal, a failed move, a config that could not be saved
+            _put_back(moved)
+            for it in items:
                 catalog.drop_cache(it.name)
-                catalog.store_record(it.name, it.scan_record)
-                rec = {**it.record, "added": str(old.get("added", now)) if old else now}
-                rec["updated"] = now
-                if (
-                    old is not None
-                    and old.get("commit") == rec["commit"]
-                    and old.get("content") != rec.get("content")
-                ):
-                    rec["repaired"] = True
-                cfg["taps"][it.name] = rec
+            raise
     return [old is not None for old in olds]
 
 
-def _swap_in(items: Sequence[Imported]) -> None:
-    """Move each item's files into place (the old folder aside into its staging folder);
-    on any failure put everything back as it was and drop the catalog caches."""
-    from boost_cli.core import catalog
-
-    done: List[Tuple[Path, Path, Optional[Path]]] = []  # (place, files, old folder aside)
-    try:
-        for it in items:
-            dest = paths.tap_dir(it.name)
-            aside = None
-            if dest.exists() or dest.is_symlink():
-                aside = it.files.parent / "old"
-                dest.rename(aside)  # removed with the staging folder
-            done.append((dest, it.files, aside))
-            it.files.rename(dest)
-    except BaseException:
-        for dest, files, aside in reversed(done):
-            if not files.exists() and (dest.exists() or dest.is_symlink()):
-                dest.rename(files)
-            if aside is not None:
-                aside.rename(dest)
-        for it in items:
-            catalog.drop_cache(it.name)
-        raise
+def _put_back(moved: Sequence[Tuple[Path, Path, Optional[Path]]]) -> None:
+    """Undo `install_imported`'s moves, last first: each new folder back to its staging
+    folder, each old one back in place."""
+    for dest, files, aside in reversed(moved):
+        if not files.exists() and (dest.exists() or dest.is_symlink()):
+            dest.rename(files)
+        if aside is not None:
+            aside.rename(dest)
 
 
 def _bundle_mark(root: Path) -> Dict[str, Any]:
