@@ -466,3 +466,55 @@ def test_a_config_that_cannot_be_saved_puts_every_folder_back(
     ]
     shown = run_boost(["show", "other:pdf-forms"], boost_home)
     assert shown.returncode == 0 and "Use pdftk to fill forms." in shown.stdout
+
+
+def test_a_running_server_serves_a_reimport_at_the_same_commit_with_its_findings(
+    exported: Dict[str, Path], tmp_path: Path
+) -> None:
+    """Over MCP, in one server process across the re-import: the new file is served (its
+    manifest rebuilt, not the old one's digest refusing it) and `boost_get_skill` warns."""
+    pytest.importorskip("mcp.client.client")
+    import asyncio
+    import os
+
+    from mcp import Client, StdioServerParameters, types
+    from pydantic import BaseModel, ConfigDict
+
+    class Raw(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+    async def read(client: Client, uri: str) -> str:
+        """resources/read sent as is (the client's own read keeps a result its ttl)."""
+        req = types.Request[Dict[str, Any], str](method="resources/read", params={"uri": uri})
+        got = (await client.session.send_request(req, Raw)).model_dump(by_alias=True)
+        return str(got["contents"][0]["text"])
+
+    replica = tmp_path / "replica"
+    assert run_boost(["bundle", "import", str(exported["bundle"])], replica).returncode == 0
+    hostile = tmp_path / "hostile.bundle"
+
+    def swap(name: str, data: bytes) -> bytes:
+        if name == SKILL_MD:
+            return data.replace(b"Use pdftk to fill forms.", HIDDEN.encode())
+        return data
+
+    _rewrite(exported["bundle"], hostile, swap)
+    env = {**os.environ, "BOOST_HOME": str(replica)}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "boost_cli", "mcp"], env=env, cwd=str(ROOT)
+    )
+    uri = "skill://other/skills/pdf-forms/SKILL.md"
+
+    async def main() -> None:
+        async with Client(params, mode="auto") as client:  # type: ignore[arg-type]
+            assert "Use pdftk" in await read(client, uri)
+            r = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: run_boost(["bundle", "import", str(hostile)], replica)
+            )
+            assert r.returncode == 0, r.stderr
+            assert "ignore all previous instructions" in await read(client, uri)
+            got = await client.call_tool("boost_get_skill", {"name": "other:pdf-forms"})
+            text = "".join(getattr(c, "text", "") for c in got.content)
+            assert "boost trust check" in text and "high instructions" in text
+
+    asyncio.run(main())

@@ -620,13 +620,16 @@ class Holder:
 
     def get(self) -> SkillMap:
         taps = registry.present()
-        key = tuple((t.name, t.commit) for t, _ in taps)
+        # By content, not commit: a bundle imported again at the same commit may hold
+        # other files.
+        key = tuple((t.name, t.content_key) for t, _ in taps)
         if self._map is None or key != self._key:
             old = self._map.taps if self._map else {}
+            kept = dict(self._key)
             self._map = SkillMap(
                 [
                     old[t.name]
-                    if t.name in old and old[t.name].commit == t.commit
+                    if t.name in old and kept.get(t.name) == t.content_key
                     else _tap_skills(t, root)
                     for t, root in taps
                 ]
