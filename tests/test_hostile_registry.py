@@ -264,7 +264,12 @@ def test_a_config_of_the_wrong_shape_is_one_line_with_the_fix(
         r = run_boost(args, home)
         assert r.returncode == 7, (args, r.stderr)
         assert r.stderr.startswith(f"boost: error: {path} has an unexpected shape: {problem}")
-        assert r.stderr.endswith(f" — fix or delete {path}; then re-add taps with 'boost tap'\n")
+        fix = (  # a tap's record is repaired by untapping it (issue 32, item 10)
+            f"remove that tap with 'boost untap -- ex' (then tap or import it again), or fix {path}"
+            if problem.startswith("tap 'ex'")
+            else f"fix or delete {path}; then re-add taps with 'boost tap'"
+        )
+        assert r.stderr.endswith(f" — {fix}\n")
         assert r.stderr.count("\n") == 1, r.stderr
 
 
