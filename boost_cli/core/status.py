@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli import __version__
-from boost_cli.core import breaker, dense, embed, paths, registry, retrieval, search, settings
+from boost_cli.core import dense, embed, paths, registry, retrieval, search, settings
 from boost_cli.core.errors import BoostError, ConfigError, IndexUnavailable, os_fix
+from boost_cli.core.llm import breaker
 
 
 @dataclass(frozen=True)
