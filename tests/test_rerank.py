@@ -627,9 +627,7 @@ def test_auto_falls_back_to_the_cli(tmp_path: Path) -> None:
 
 def test_auto_with_nothing_available(tmp_path: Path) -> None:
     res = rerank("q", cands(), 3, env={"PATH": str(tmp_path)})
-    assert res == RerankFailure(
-        "no LLM available (set ANTHROPIC_API_KEY or install the claude CLI)", None
-    )
+    assert res == RerankFailure(llm.NO_LLM, None)
 
 
 def test_explicit_backend_that_is_not_configured(tmp_path: Path) -> None:

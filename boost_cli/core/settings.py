@@ -28,7 +28,20 @@ def _llm(text: str) -> str:
 
 # The names `llm.choose` knows (tests/test_llm_providers.py keeps the two lists equal):
 # the settings are base, the providers above them.
-LLM_PROVIDERS = ("auto", "api", "cli", "anthropic", "claude")
+LLM_PROVIDERS = (
+    "auto",
+    "openai-compatible",
+    "api",
+    "openai",
+    "gemini",
+    "cli",
+    "codex",
+    "gemini-cli",
+    "ollama",
+    "anthropic",
+    "claude",
+    "local",
+)
 
 
 def _llm_provider(text: str) -> str:

@@ -21,9 +21,11 @@ from boost_cli.core.llm.base import Client, LLMFailure
 log = logging.getLogger("boost.llm")
 
 BACKENDS = ("auto", "none", *(p.name for p in providers.PROVIDERS), *providers.ALIASES)
-NO_LLM = "no LLM available (set ANTHROPIC_API_KEY or install the claude CLI)"
-# Every variable that may hold an LLM key: a model's answer never carries one of them on.
-KEY_VARS = ("ANTHROPIC_API_KEY",)
+NO_LLM = (
+    "no LLM available (set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, point "
+    "BOOST_LLM_BASE_URL at a local model, or install the claude, codex or gemini CLI: "
+    "docs/llm.md)"
+)
 
 
 def requested(env: Mapping[str, str]) -> Optional[str]:
@@ -141,7 +143,7 @@ class Guarded:
 def answer_secrets(env: Mapping[str, str]) -> Tuple[str, ...]:
     """The secrets a model's answer must never carry on: every LLM key in ``env`` (an
     agent CLI may read them too)."""
-    return tuple(v for v in (env.get(n, "").strip() for n in KEY_VARS) if v)
+    return tuple(providers.secrets(env))
 
 
 def describe(env: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:

@@ -13,7 +13,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from boost_cli.core.llm.base import MAX_CLI_ERRORS, MAX_CLI_OUTPUT, LLMFailure
 from boost_cli.core.text import clip
@@ -36,6 +36,16 @@ class Ran:
 def find(name: str, env: Mapping[str, str]) -> Optional[str]:
     """The ``name`` executable on ``env``'s PATH (absolute, so the child needs no lookup)."""
     return shutil.which(name, path=env.get("PATH", os.defpath))
+
+
+@contextlib.contextmanager
+def scratch() -> Iterator[str]:
+    """An empty folder to run an agent CLI in, removed afterwards: an agent's tools find
+    nothing of the user's project there, and it reads no project settings from it."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="boost-llm-") as folder:
+        yield folder
 
 
 def first_line(text: str) -> str:
@@ -121,9 +131,11 @@ def run(
     deadline: float,
     name: str,
     backend: str,
+    cwd: Optional[str] = None,
 ) -> Union[Ran, LLMFailure]:
-    """Run ``argv`` (``argv[0]`` absolute) with ``stdin``, within ``deadline``; ``name``
-    ("claude CLI") words the failures, ``backend`` owns them."""
+    """Run ``argv`` (``argv[0]`` absolute) with ``stdin``, within ``deadline``, in ``cwd``
+    (default: boost's own); ``name`` ("claude CLI") words the failures, ``backend`` owns
+    them."""
     import subprocess
 
     remaining = deadline - time.monotonic()
@@ -136,6 +148,7 @@ def run(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(env),
+            cwd=cwd,
             start_new_session=os.name == "posix",
         )
     except OSError as err:
