@@ -264,6 +264,8 @@ def _keywords(
         "source": "llm",
         "backend": result.backend,
         "model": result.model,
+        "endpoint": result.endpoint,
+        "local": result.local,
         "cached": result.cached,
         "elapsed_ms": round(result.elapsed_ms, 1),
     }
@@ -359,6 +361,8 @@ def _rerank(
         "status": "ok",
         "backend": result.backend,
         "model": result.model,
+        "endpoint": result.endpoint,
+        "local": result.local,
         "elapsed_ms": round(result.elapsed_ms, 1),
     }
     if held:

@@ -55,6 +55,8 @@ class Expansion:
     model: str
     elapsed_ms: float
     cached: bool = False
+    endpoint: str = ""  # where it was asked (`llm.Client.endpoint`)
+    local: bool = False  # on this machine
 
 
 def build_prompt(task: str) -> str:
@@ -158,7 +160,9 @@ def expand(
     if cache is not None:
         hit = cache.get(client.model, task, secrets)
         if hit is not None:
-            return Expansion(hit, client.backend, client.model, 0.0, cached=True)
+            return Expansion(
+                hit, client.backend, client.model, 0.0, True, client.endpoint, client.local
+            )
     resolved = llm.seconds_setting(
         timeout, env, "BOOST_EXPAND_TIMEOUT", llm.timeout(client.backend, "expand")
     )
@@ -177,4 +181,11 @@ def expand(
         return LLMFailure(NO_KEYWORDS, client.backend)
     if cache is not None:
         cache.put(client.model, task, keywords)
-    return Expansion(tuple(keywords), client.backend, client.model, elapsed_ms)
+    return Expansion(
+        tuple(keywords),
+        client.backend,
+        client.model,
+        elapsed_ms,
+        endpoint=client.endpoint,
+        local=client.local,
+    )

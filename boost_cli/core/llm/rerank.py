@@ -59,6 +59,8 @@ class RerankResult:
     backend: str
     model: Optional[str]
     elapsed_ms: float
+    endpoint: str = ""  # where it was asked (`llm.Client.endpoint`)
+    local: bool = False  # on this machine
 
 
 # --------------------------------------------------------------------------- prompt
@@ -289,5 +291,10 @@ def rerank(
         return RerankFailure(NO_VALID_PICK if found else UNPARSEABLE, client.backend)
     log.debug("rerank via %s: %d picks in %.0f ms", client.backend, len(picks), elapsed_ms)
     return RerankResult(
-        order=picks[:limit], backend=client.backend, model=client.model, elapsed_ms=elapsed_ms
+        order=picks[:limit],
+        backend=client.backend,
+        model=client.model,
+        elapsed_ms=elapsed_ms,
+        endpoint=client.endpoint,
+        local=client.local,
     )
