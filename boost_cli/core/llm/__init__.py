@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from boost_cli.core.llm.answers import json_values, strip_trailing_commas
-from boost_cli.core.llm.anthropic import ANTHROPIC_VERSION, DEFAULT_BASE_URL, AnthropicAPI
+from boost_cli.core.llm.anthropic import DEFAULT_BASE_URL, AnthropicAPI
 from boost_cli.core.llm.base import (
     DEFAULT_BACKOFF,
     MAX_ANSWER_BYTES,
@@ -59,7 +59,6 @@ def find_claude(env: Mapping[str, str]) -> Optional[str]:
 
 
 __all__ = [
-    "ANTHROPIC_VERSION",
     "BACKENDS",
     "DEFAULT_BACKOFF",
     "DEFAULT_BASE_URL",
