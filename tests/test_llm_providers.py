@@ -143,6 +143,18 @@ def test_ollama_style_server_with_no_key(home: Path) -> None:
     }
 
 
+def test_a_local_reasoning_models_thinking_is_not_the_answer(home: Path) -> None:
+    with ChatStub(key=None) as stub:
+        stub.push(
+            Reply(
+                text='<think>Maybe {"keywords": ["wrong"]} fits.</think>\n{"keywords": ["vitest"]}'
+            )
+        )
+        env = base_env(BOOST_LLM_BASE_URL=stub.base_url)
+        r = run_boost(["search", "test my React app", "--explain", "--no-rerank"], home, env=env)
+    assert "keywords (from the LLM): vitest" in r.stdout, r.stdout
+
+
 def test_a_base_url_comes_first_and_never_gets_the_openai_key(home: Path) -> None:
     with ChatStub(key=None) as stub:
         env = base_env(

@@ -7,7 +7,8 @@ OpenRouter, picked with ``BOOST_LLM_BASE_URL`` (key ``BOOST_LLM_API_KEY``, if an
 ``OPENAI_API_KEY``, which belongs to OpenAI).
 
 The answer is read as servers really send it: ``content`` a string or a list of parts, a
-reasoning model's extra fields (``reasoning_content``, ``reasoning``) ignored, a
+reasoning model's extra fields (``reasoning_content``, ``reasoning``) and ``<think>`` block
+ignored, a
 ``refusal``, ``finish_reason: length`` with what was written so far, and an ``error``
 object in place of choices (OpenRouter answers some upstream failures with a 200).
 """
@@ -15,6 +16,7 @@ object in place of choices (OpenRouter answers some upstream failures with a 200
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Dict, Optional, Tuple, Union
 
 from boost_cli import __version__
@@ -148,7 +150,7 @@ def answer_text(data: bytes, backend: str) -> Union[str, LLMFailure]:
     if not isinstance(message, dict):
         return LLMFailure(f"the {API} returned an unexpected response", backend, trips=False)
     finish = as_text(first.get("finish_reason")) if isinstance(first, dict) else ""
-    text = content_text(message.get("content"))
+    text = _THINKING.sub("", content_text(message.get("content")))
     if text.strip():
         return text  # a "length" answer is cut short, and the parsers salvage what they can
     refusal = as_text(message.get("refusal"))
@@ -158,6 +160,11 @@ def answer_text(data: bytes, backend: str) -> Union[str, LLMFailure]:
     if finish == "length":
         why += ": it used its tokens before it answered (a reasoning model?)"
     return LLMFailure(f"the {API} returned no text ({why})", backend, trips=False)
+
+
+# A local reasoning model (qwen3, deepseek-r1 under Ollama or llama.cpp) may put its thinking
+# in the content, braces and all: the answer is what follows it.
+_THINKING = re.compile(r"(?s)<think>.*?(?:</think>|\Z)")
 
 
 def content_text(content: Any) -> str:
