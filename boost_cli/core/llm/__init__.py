@@ -7,7 +7,8 @@ two uses a search makes of it (`expand`, `rerank`).
 
 Modules: `base` (the `Client` seam, `LLMFailure`, what providers share), `answers` (the
 JSON in a model's answer), `web` (one POST under the shared rules), `process` (an agent
-CLI run headless), one module per provider (`anthropic`, `claude_cli`), `providers` (the
+CLI run headless), one module per provider (`anthropic`, `openai`, `gemini`, `claude_cli`,
+`codex_cli`, `gemini_cli`), `providers` (the
 table ``auto`` walks, with each provider's defaults), `choice` (`choose`, `auto_backend`,
 `blocked`), `breaker` (a failing backend passed over for a while), `expand` and `rerank`
 (prompts and parsers). See docs/llm.md.
