@@ -21,12 +21,56 @@ DOCS_URL = "README.md and docs/ in boost's source tree; 'boost help TOPIC' here"
 ENVIRONMENT: Sequence[Tuple[str, str, Tuple[str, ...]]] = (
     ("BOOST_HOME", "where taps, indexes and config live (default ~/.boost)", ()),
     (
+        "BOOST_LLM_PROVIDER",
+        "the LLM for expansion and rerank: auto (the first configured, docs/llm.md), "
+        "openai-compatible, api, openai, gemini, cli, codex, gemini-cli or ollama "
+        "(also 'boost config set llm.provider')",
+        ("search", "mcp", "doctor"),
+    ),
+    (
+        "BOOST_LLM_BASE_URL",
+        "an OpenAI-compatible chat server (Ollama, LM Studio, llama.cpp, vLLM, OpenRouter), "
+        "e.g. http://127.0.0.1:11434/v1; tried first by auto",
+        ("search", "mcp", "doctor"),
+    ),
+    (
+        "BOOST_LLM_MODEL",
+        "the LLM's model for every use (default: the provider's)",
+        ("search", "mcp"),
+    ),
+    (
+        "BOOST_LLM_API_KEY",
+        "key for the BOOST_LLM_BASE_URL server, if it wants one",
+        ("search", "mcp"),
+    ),
+    (
         "ANTHROPIC_API_KEY",
-        "LLM query expansion and rerank through the Messages API "
-        "(without it: the claude CLI on PATH, else no LLM)",
+        "LLM query expansion and rerank through the Messages API",
         ("search", "mcp", "doctor"),
     ),
     ("ANTHROPIC_BASE_URL", "another Messages API endpoint (a proxy or gateway)", ("search", "mcp")),
+    (
+        "OPENAI_API_KEY",
+        "LLM expansion and rerank through OpenAI's Chat Completions; OpenAI embeddings only "
+        "when BOOST_EMBED_PROVIDER=openai (a key alone sends no registry text)",
+        ("search", "mcp", "doctor", "reindex"),
+    ),
+    (
+        "OPENAI_BASE_URL",
+        "another OpenAI API endpoint, for the openai LLM and the named openai embedder",
+        ("search", "mcp", "reindex"),
+    ),
+    (
+        "GEMINI_API_KEY",
+        "LLM expansion and rerank through the Gemini API",
+        ("search", "mcp", "doctor"),
+    ),
+    ("GOOGLE_API_KEY", "the Gemini API's key when GEMINI_API_KEY is unset", ("search", "mcp")),
+    (
+        "GOOGLE_GEMINI_BASE_URL",
+        "another Gemini API endpoint (a proxy or gateway)",
+        ("search", "mcp"),
+    ),
     ("BOOST_RERANK_MODEL", "the model that reranks the shortlist", ("search", "mcp")),
     ("BOOST_RERANK_TIMEOUT", "seconds the whole rerank may take", ("search", "mcp")),
     ("BOOST_EXPAND_MODEL", "the model that adds keywords to a query", ("search",)),
@@ -34,7 +78,8 @@ ENVIRONMENT: Sequence[Tuple[str, str, Tuple[str, ...]]] = (
     (
         "BOOST_EMBED_PROVIDER",
         "embedding provider: local, voyage, openai, openai-compatible, hash or none "
-        "(default: the first configured; local when its extra is installed)",
+        "(default: openai-compatible with BOOST_EMBED_BASE_URL, else local when its extra is "
+        "installed; a remote API only when named)",
         ("reindex", "search", "mcp", "doctor", "vectors"),
     ),
     (
@@ -50,10 +95,9 @@ ENVIRONMENT: Sequence[Tuple[str, str, Tuple[str, ...]]] = (
     ("BOOST_EMBED_API_KEY", "key for an openai-compatible server", ("reindex", "search")),
     ("BOOST_EMBED_DIMENSIONS", "vector size, for models that can shorten", ("reindex", "search")),
     ("BOOST_EMBED_TIMEOUT", "seconds per embedding request", ("reindex", "search")),
-    ("VOYAGE_API_KEY", "picks Voyage AI embeddings", ("reindex", "search")),
     (
-        "OPENAI_API_KEY",
-        "picks OpenAI embeddings (when VOYAGE_API_KEY is unset)",
+        "VOYAGE_API_KEY",
+        "the key of Voyage AI embeddings (BOOST_EMBED_PROVIDER=voyage)",
         ("reindex", "search"),
     ),
     (

@@ -176,7 +176,8 @@ def evaluate_pipeline(
 ) -> Dict[str, Any]:
     """Group-level metrics of the shortlists `search.run` gives in ``mode`` (`PIPELINES`);
     ``floor`` replaces `search.LIFT_FLOOR` (the bound on how far a rerank may lift)."""
-    from boost_cli.core import expand, retrieval, search
+    from boost_cli.core import retrieval, search
+    from boost_cli.core.llm import expand
 
     if floor is not None:
         search.LIFT_FLOOR = floor

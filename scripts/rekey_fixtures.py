@@ -82,6 +82,8 @@ class Rekeying:
 
     backend = "recorded"
     model = "recorded"
+    endpoint = "recorded answers"
+    local = True
 
     def __init__(self, answers: Dict[str, str]) -> None:
         self.answers = answers

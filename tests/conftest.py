@@ -28,7 +28,16 @@ def boost_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # The pure-Python ranking (`index/bounds.py`) unless a test asks for numpy's
     # (`index/vectorized.py`): whether numpy is imported depends on which tests ran before.
     monkeypatch.setenv("BOOST_NUMPY_RANKING", "0")
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "VOYAGE_API_KEY"):
+    for var in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "VOYAGE_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
 

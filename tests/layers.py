@@ -29,7 +29,6 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.http",
             "boost_cli.core.bundlefile",
             "boost_cli.core.settings",
-            "boost_cli.core.breaker",
         ),
     ),
     (
@@ -74,9 +73,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
         "services",
         (
             "boost_cli.core.search",
-            "boost_cli.core.rerank",
             "boost_cli.core.indexing",
-            "boost_cli.core.expand",
             "boost_cli.core.llm",
             "boost_cli.core.status",
             "boost_cli.core.records",

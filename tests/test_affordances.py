@@ -19,7 +19,7 @@ from boost_cli import topics
 from boost_cli.cli import BUILTINS, COMMANDS, build_parser, main
 from tests.helpers import ROOT, skill
 
-VARIABLE = re.compile(r"(BOOST|ANTHROPIC|OPENAI|VOYAGE)_[A-Z0-9_]+")
+VARIABLE = re.compile(r"(BOOST|ANTHROPIC|OPENAI|VOYAGE|GEMINI|GOOGLE)_[A-Z0-9_]+")
 
 
 def _variables_read() -> Set[str]:

@@ -167,7 +167,11 @@ def test_messages_api_expands_then_reranks(tapped: Path) -> None:
         r = run_boost(["search", "test my React app", "--limit", "3", "--explain"], tapped, env=env)
         assert len(stub.requests) == 3 and not _is_expansion(stub.requests[2])
         assert "keywords (from the LLM): jest, component tests" in r.stdout
-        assert re.search(r"expansion: ok \(api, [^,]+, cached\)", r.stdout)
+        assert re.search(
+            r"expansion: ok \(api, [^,]+, http://127\.0\.0\.1:\d+, on this machine, cached\)",
+            r.stdout,
+        )
+        assert re.search(r"rerank: ok \(api, http://127\.0\.0\.1:\d+, on this machine\)", r.stdout)
         # --no-llm: nothing is sent
         r = run_boost([*argv, "--no-llm"], tapped, env=env)
         assert r.returncode == 0 and len(stub.requests) == 3

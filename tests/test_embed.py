@@ -300,10 +300,11 @@ def test_scrub_masks_the_key_and_key_shaped_tokens() -> None:
 def test_resolve_config_from_env_and_file() -> None:
     assert resolve_config({}, {}) is None
     assert resolve_config({}, {"BOOST_EMBED_PROVIDER": "none", "VOYAGE_API_KEY": KEY}) is None
-    assert resolve_config({}, {"VOYAGE_API_KEY": KEY}) == EmbedConfig("voyage", "voyage-3.5-lite")
-    assert resolve_config({}, {"OPENAI_API_KEY": KEY}) == EmbedConfig(
-        "openai", "text-embedding-3-small"
-    )
+    # a key alone never picks a remote API (tests/test_egress.py); naming one does
+    assert resolve_config({}, {"VOYAGE_API_KEY": KEY}) is None
+    assert resolve_config({}, {"OPENAI_API_KEY": KEY}) is None
+    named = {"BOOST_EMBED_PROVIDER": "voyage", "VOYAGE_API_KEY": KEY}
+    assert resolve_config({}, named) == EmbedConfig("voyage", "voyage-3.5-lite")
     url = "http://127.0.0.1:8765/v1"
     assert resolve_config({}, {"BOOST_EMBED_BASE_URL": url, "VOYAGE_API_KEY": KEY}) == (
         EmbedConfig("openai-compatible", "default", url)

@@ -11,9 +11,9 @@ from typing import Dict, Iterator, List
 
 import pytest
 
-from boost_cli.core import expand, http, llm
-from boost_cli.core.expand import Expansion, ExpansionCache, parse_keywords
-from boost_cli.core.llm import LLMFailure
+from boost_cli.core import http, llm
+from boost_cli.core.llm import LLMFailure, expand
+from boost_cli.core.llm.expand import Expansion, ExpansionCache, parse_keywords
 from tests.anthropic_stub import AnthropicStub, StubReply
 from tests.helpers import run_boost
 

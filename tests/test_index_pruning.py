@@ -271,7 +271,7 @@ def test_a_search_process_never_imports_the_build_side_or_the_llm_client() -> No
         "from boost_cli.commands import search\n"
         "from boost_cli.core import index, retrieval\n"
         "bad = [m for m in ('boost_cli.core.index.builder', 'boost_cli.core.index.workers',"
-        " 'boost_cli.core.llm', 'boost_cli.core.expand', 'boost_cli.core.http') if m in sys.modules]\n"
+        " 'boost_cli.core.llm', 'boost_cli.core.llm.expand', 'boost_cli.core.http') if m in sys.modules]\n"
         "assert index.build is not None and 'boost_cli.core.index.builder' in sys.modules\n"
         "print(bad)\n"
     )

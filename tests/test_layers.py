@@ -40,10 +40,10 @@ LAZY_ALLOWED = {
     ("boost_cli.core.dense.units", "boost_cli.core.frontmatter"),
     # The LLM client loads only when a search may rerank or expand.
     ("boost_cli.core.search", "boost_cli.core.llm"),
-    ("boost_cli.core.search", "boost_cli.core.expand"),
+    ("boost_cli.core.search", "boost_cli.core.llm.expand"),
     # A search process never loads the build side (workers, subprocesses, the chunker).
     ("boost_cli.core.index", "boost_cli.core.index.builder"),
-    ("boost_cli.core.search", "boost_cli.core.rerank"),
+    ("boost_cli.core.search", "boost_cli.core.llm.rerank"),
     # Only a keyword-bound search asks whether an embedder is there, for its hint.
     ("boost_cli.core.search", "boost_cli.core.embed"),
     # ... and that question needs neither the tokenizer nor the int8 rewriter: they load

@@ -140,7 +140,7 @@ def test_auto_detection(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_config({}, {}) is None  # conftest: the extra is hidden
     monkeypatch.setattr(local, "installed", lambda: True)
     assert resolve_config({}, {}) == EmbedConfig("local", "all-MiniLM-L6-v2-int8")
-    assert resolve_config({}, {"VOYAGE_API_KEY": "k"}).provider == "voyage"
+    assert resolve_config({}, {"VOYAGE_API_KEY": "k"}).provider == "local"  # a key never picks
     url = "http://127.0.0.1:9/v1"
     assert resolve_config({}, {"BOOST_EMBED_BASE_URL": url}).provider == "openai-compatible"
     assert resolve_config({}, {"BOOST_EMBED_PROVIDER": "none"}) is None

@@ -15,9 +15,9 @@ from typing import Dict, Iterator, List, Optional
 import pytest
 
 from boost_cli.core import http, llm
-from boost_cli.core import rerank as ai
 from boost_cli.core.errors import UsageError
-from boost_cli.core.rerank import Candidate, RerankFailure, RerankResult, parse_picks, rerank
+from boost_cli.core.llm import rerank as ai
+from boost_cli.core.llm.rerank import Candidate, RerankFailure, RerankResult, parse_picks, rerank
 
 try:
     from anthropic_stub import AnthropicStub, RecordedRequest, StubReply
@@ -317,7 +317,7 @@ def test_api_500_twice_is_a_failure(stub: AnthropicStub) -> None:
 
 
 def test_api_retry_after_is_capped(stub: AnthropicStub, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm, "MAX_RETRY_AFTER", 0.2)
+    monkeypatch.setattr(llm.base, "MAX_RETRY_AFTER", 0.2)
     stub.push(StubReply(status=529, headers={"retry-after": "3600"}))
     stub.push(StubReply(text=picks_json(IDS[0])))
     start = time.monotonic()
@@ -627,9 +627,7 @@ def test_auto_falls_back_to_the_cli(tmp_path: Path) -> None:
 
 def test_auto_with_nothing_available(tmp_path: Path) -> None:
     res = rerank("q", cands(), 3, env={"PATH": str(tmp_path)})
-    assert res == RerankFailure(
-        "no LLM available (set ANTHROPIC_API_KEY or install the claude CLI)", None
-    )
+    assert res == RerankFailure(llm.NO_LLM, None)
 
 
 def test_explicit_backend_that_is_not_configured(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from boost_cli.core import expand, rerank
+from boost_cli.core.llm import expand, rerank
 from tests.anthropic_stub import AnthropicStub, RecordedRequest, StubReply
 from tests.helpers import indexed_example, run_boost
 from tests.test_mcp_server import McpProcess, _path_without_llm

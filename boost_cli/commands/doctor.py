@@ -53,18 +53,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         line(f"embedder: {_embedder(d['embedder'])}; store {_mb(d['store_bytes'])}")
     llm = r["llm"]
     failing = llm.get("failing") or {}
-    backend = "api" if llm["anthropic_api_key"] else "cli" if llm["claude_cli"] else None
+    provider = llm.get("provider") or {}
+    backend = provider.get("backend")
     if llm.get("off"):
         undo = "unset BOOST_NO_LLM" if "BOOST_NO_LLM" in llm["off"] else "'boost config set llm on'"
         line(f"rerank: off — {llm['off']} ({undo} turns it on)")
     elif backend in failing:
         line(f"rerank: not working — {printable(failing[backend]['text'])}")
-    elif llm["anthropic_api_key"]:
-        line("rerank: Anthropic Messages API (ANTHROPIC_API_KEY is set)")
-    elif llm["claude_cli"]:
-        line("rerank: claude CLI")
+    elif provider.get("problem"):
+        line(f"rerank: not working — {printable(provider['problem'])}")
+    elif backend:
+        line(f"rerank: {llm_line(provider)}")
     else:
-        line("rerank: off — set ANTHROPIC_API_KEY or install the claude CLI for LLM reranking")
+        line(
+            "rerank: off — no LLM found: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
+            "GEMINI_API_KEY, point BOOST_LLM_BASE_URL at a local model, or install the claude, "
+            "codex or gemini CLI (docs/llm.md)"
+        )
     sem = r["semantic"]
     by = {"llm": "LLM expansion and rerank", "dense": "the vector store"}
     if sem["by"]:
@@ -81,6 +86,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         for part in wrap(f"fix: {printable(fix)}", "  ", width()):
             out(paint(part, YELLOW, style))
     return 1 if r["fixes"] else 0
+
+
+def llm_line(p: Mapping[str, Any]) -> str:
+    """The LLM in one line: ``OpenAI-compatible server, model qwen2.5:3b at
+    http://127.0.0.1:11434/v1 (on this machine)`` or ``claude CLI, model … (remote)``; the
+    endpoint never carries a key (`llm.shown_endpoint`)."""
+    title, model, endpoint = p.get("title"), p.get("model"), p.get("endpoint")
+    at = f" at {endpoint}" if endpoint and endpoint != title else ""
+    where = "on this machine" if p.get("local") else "remote"
+    how = ", chosen by BOOST_LLM_PROVIDER or llm.provider" if p.get("named") else ""
+    return printable(f"{title}, model {model}{at} ({where}{how})")
 
 
 def size_text(disk: Mapping[str, int]) -> str:

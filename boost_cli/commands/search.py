@@ -6,7 +6,7 @@ import argparse
 import json
 import re
 import sys
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.commands.render import (
     BOLD,
@@ -217,6 +217,13 @@ def _summary(d: Dict[str, Any]) -> str:
     )
 
 
+def _where(step: Dict[str, Any]) -> Tuple[str, ...]:
+    """Where an LLM step was asked: its endpoint and whether that is this machine."""
+    if not step.get("endpoint"):
+        return ()
+    return (printable(str(step["endpoint"])), "on this machine" if step.get("local") else "remote")
+
+
 def render_explain(d: Dict[str, Any]) -> str:
     lines = [f"engine: {d.get('engine')}"]
     if d.get("keywords"):
@@ -268,7 +275,12 @@ def render_explain(d: Dict[str, Any]) -> str:
     if ex:
         how = ", ".join(
             str(x)
-            for x in (ex.get("backend"), ex.get("model"), "cached" if ex.get("cached") else None)
+            for x in (
+                ex.get("backend"),
+                ex.get("model"),
+                *_where(ex),
+                "cached" if ex.get("cached") else None,
+            )
             if x
         )
         detail = ex.get("reason") or ""
@@ -277,8 +289,9 @@ def render_explain(d: Dict[str, Any]) -> str:
         )
     rr = d.get("rerank", {})
     detail = rr.get("reason") or rr.get("model") or ""
+    how = ", ".join(str(x) for x in (rr.get("backend"), *_where(rr)) if x)
     lines.append(
-        f"rerank: {rr.get('status')}{' (' + str(rr.get('backend')) + ')' if rr.get('backend') else ''}{': ' + str(detail) if detail else ''}"
+        f"rerank: {rr.get('status')}{' (' + how + ')' if how else ''}{': ' + str(detail) if detail else ''}"
     )
     if rr.get("not_lifted"):
         lines.append(

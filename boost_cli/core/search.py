@@ -19,7 +19,8 @@ from boost_cli.core.errors import ConfigError, UsageError
 from boost_cli.core.models import KINDS, Hit, TapSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover - loaded when a search may use an LLM (start-up)
-    from boost_cli.core import expand, llm
+    from boost_cli.core import llm
+    from boost_cli.core.llm import expand
 
 RERANK_POOL = 30  # candidates the reranker sees (docs/benchmarks.md: the pool that pays)
 WHY_CHARS = (
@@ -249,7 +250,8 @@ def _keywords(
         return opts.keywords, {"status": "skipped", "reason": "keywords given", "source": "caller"}
     if opts.expand == "none":
         return (), {"status": "off", "reason": "disabled"}
-    from boost_cli.core import expand, llm
+    from boost_cli.core import llm
+    from boost_cli.core.llm import expand
 
     result = expand.expand(
         opts.query, backend=opts.expand, client=client, cache=cache or expand.ExpansionCache()
@@ -262,6 +264,8 @@ def _keywords(
         "source": "llm",
         "backend": result.backend,
         "model": result.model,
+        "endpoint": result.endpoint,
+        "local": result.local,
         "cached": result.cached,
         "elapsed_ms": round(result.elapsed_ms, 1),
     }
@@ -322,7 +326,7 @@ def _rerank(
 
         reason = llm.blocked(os.environ) or llm.NO_LLM  # switched off, failing, or none at all
         return ranked, {"status": "unavailable", "reason": reason, "backend": None}
-    from boost_cli.core import rerank
+    from boost_cli.core.llm import rerank
 
     cands = [
         rerank.Candidate(
@@ -357,6 +361,8 @@ def _rerank(
         "status": "ok",
         "backend": result.backend,
         "model": result.model,
+        "endpoint": result.endpoint,
+        "local": result.local,
         "elapsed_ms": round(result.elapsed_ms, 1),
     }
     if held:

@@ -1,6 +1,7 @@
 """The few user settings `boost config` reads and writes, kept in config.json's ``settings``.
 
-``llm`` (on | off: off is the persistent ``--no-llm``, like ``BOOST_NO_LLM=1``), ``limit``
+``llm`` (on | off: off is the persistent ``--no-llm``, like ``BOOST_NO_LLM=1``),
+``llm.provider`` (auto or a provider's name, like ``BOOST_LLM_PROVIDER``), ``limit``
 (the default number of search results) and ``engine`` (the default engine: auto or one of
 `models.ENGINES`). Each value is checked when set and again when read (a hand-edited config
 with a wrong value gives the default and never a crash).
@@ -25,6 +26,31 @@ def _llm(text: str) -> str:
     raise ValueError("on or off")
 
 
+# The names `llm.choose` knows (tests/test_llm_providers.py keeps the two lists equal):
+# the settings are base, the providers above them.
+LLM_PROVIDERS = (
+    "auto",
+    "openai-compatible",
+    "api",
+    "openai",
+    "gemini",
+    "cli",
+    "codex",
+    "gemini-cli",
+    "ollama",
+    "anthropic",
+    "claude",
+    "local",
+)
+
+
+def _llm_provider(text: str) -> str:
+    value = text.strip().lower()
+    if value not in LLM_PROVIDERS:
+        raise ValueError(", ".join(LLM_PROVIDERS))
+    return value
+
+
 def _limit(text: str) -> int:
     value = int(text)
     if not 1 <= value <= 100:
@@ -42,6 +68,11 @@ def _engine(text: str) -> str:
 # name → (parse, default, what it does)
 KNOWN: Mapping[str, Tuple[Callable[[str], Any], Any, str]] = {
     "llm": (_llm, "on", "use an LLM for query expansion and rerank (off: like --no-llm)"),
+    "llm.provider": (
+        _llm_provider,
+        "auto",
+        "which LLM to use: auto (the first one configured: docs/llm.md) or a provider's name",
+    ),
     "limit": (_limit, 10, "how many results boost search shows by default (1-100)"),
     "engine": (_engine, "auto", f"the default search engine: auto, {', '.join(ENGINES)}"),
 }

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli import __version__
-from boost_cli.core import breaker, dense, embed, paths, registry, retrieval, search, settings
-from boost_cli.core.errors import BoostError, ConfigError, IndexUnavailable, os_fix
+from boost_cli.core import dense, embed, llm, paths, registry, retrieval, search, settings
+from boost_cli.core.errors import BoostError, ConfigError, IndexUnavailable, UsageError, os_fix
+from boost_cli.core.llm import breaker, providers
 
 
 @dataclass(frozen=True)
@@ -133,25 +134,31 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
         report["dense"]["stale_taps"] = dense_stale
         if dense_stale:
             fixes.append("vector store out of date: run 'boost reindex --dense'")
+    try:
+        provider = llm.describe()
+    except UsageError as exc:  # an unknown name in BOOST_LLM_PROVIDER or llm.provider
+        provider = {"backend": None, "problem": str(exc)}
+        fixes.append(str(exc))
     report["llm"] = {
         "anthropic_api_key": bool(os.environ.get("ANTHROPIC_API_KEY")),
         "claude_cli": shutil.which("claude") is not None,
+        "provider": provider,
         "off": settings.llm_off(),
         "failing": {
             b: {**rec, "text": breaker.describe(b, rec)} for b, rec in breaker.state().items()
         },
     }
     for backend in report["llm"]["failing"]:
-        fixes.append(
-            "the claude CLI fails: run 'claude' once to log in, or 'boost config set llm off'"
-            if backend == "cli"
-            else "the Anthropic API fails: check ANTHROPIC_API_KEY, or 'boost config set llm off'"
-        )
+        found = providers.BY_NAME.get(backend)
+        if found is not None:
+            fixes.append(found.fix)
+    if provider.get("backend") and provider.get("problem") and not report["llm"]["off"]:
+        fixes.append(f"the LLM cannot be used: {provider['problem']}")
     report["gh_cli"] = shutil.which("gh") is not None
     # Search by meaning needs an LLM (expansion, rerank) or a vector store; without either
     # a search ranks by the task's words alone. A hint, not a fix: keywords work.
     by_meaning = [
-        *(["llm"] if report["llm"]["anthropic_api_key"] or report["llm"]["claude_cli"] else []),
+        *(["llm"] if provider.get("backend") and not provider.get("problem") else []),
         *(["dense"] if report["dense"]["ready"] else []),
     ]
     report["semantic"] = {

@@ -129,6 +129,7 @@ class Provider:
     needs_base_url = False
     key_names: Tuple[str, ...] = ()  # variables that may hold its key, the first set wins
     key_required = False
+    base_url_var = ""  # a provider's own base-URL variable, used when BOOST_EMBED_BASE_URL is unset
     limits = Limits(max_inputs=4096, max_tokens=10**9, max_chars_per_input=20_000)
 
     def detect(self, base_url: Optional[str], env: Mapping[str, str]) -> bool:

@@ -45,8 +45,9 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
     ``BOOST_EMBED_MODEL``, ``BOOST_EMBED_BASE_URL``, ``BOOST_EMBED_DIMENSIONS``,
     ``BOOST_EMBED_TIMEOUT`` (seconds per request). With no provider named, the first
     registered provider that detects itself is used: a base URL means
-    ``openai-compatible``, else ``VOYAGE_API_KEY`` means ``voyage``, else
-    ``OPENAI_API_KEY`` means ``openai``, else the installed [local] extra means ``local``.
+    ``openai-compatible``, else the installed [local] extra means ``local``. A key alone
+    (``VOYAGE_API_KEY``, ``OPENAI_API_KEY``) never picks a remote API: it is used only
+    when that provider is named. A named ``openai`` honours ``OPENAI_BASE_URL``.
     Raises `ConfigError` for an unknown provider, a
     base URL that is not http(s), or dimensions or a timeout that are not positive.
     """
@@ -67,6 +68,8 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
     dims_raw = pick("BOOST_EMBED_DIMENSIONS", "dimensions")
     timeout_raw = pick("BOOST_EMBED_TIMEOUT", "timeout")
     if provider is None:
+        # Only BOOST_EMBED_BASE_URL (or the config's base_url) names a server here:
+        # OPENAI_BASE_URL is honoured once openai is named, below.
         found = next((p for p in registered() if p.detect(base_url, env)), None)
         if found is None:
             return None
@@ -77,6 +80,8 @@ def resolve_config(config: Mapping[str, Any], env: Mapping[str, str]) -> Optiona
     spec = next((p for p in registered() if p.name == provider), None)
     if spec is None:
         raise ConfigError(f"unknown embedding provider {provider!r}", _provider_fix())
+    if base_url is None and spec.base_url_var:
+        base_url = env.get(spec.base_url_var, "").strip() or None
     if spec.needs_base_url and not base_url:
         raise ConfigError(
             f"the {provider} embedding provider needs a base URL",

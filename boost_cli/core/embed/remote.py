@@ -43,8 +43,11 @@ class HttpProvider(Provider):
     key_names: Tuple[str, ...] = ("BOOST_EMBED_API_KEY",)
 
     def detect(self, base_url: Optional[str], env: Mapping[str, str]) -> bool:
-        # A hosted API is picked by its own key; a base URL means openai-compatible.
-        return self.key_required and not base_url and bool(env.get(self.key_names[-1]))
+        # Never by a key alone: a key in the environment is there for other tools, and
+        # embedding would send every registry text to a paid remote API (docs/llm.md,
+        # "One egress rule"). A hosted API is used when named; a base URL means
+        # openai-compatible.
+        return False
 
     def payload(self, inputs: List[str], config: EmbedConfig, input_type: str) -> Dict[str, Any]:
         body: Dict[str, Any] = {"input": inputs, "model": config.model}
@@ -122,6 +125,8 @@ class OpenAI(HttpProvider):
     default_base_url = "https://api.openai.com/v1"
     key_names = ("BOOST_EMBED_API_KEY", "OPENAI_API_KEY")
     key_required = True
+    # When named, OPENAI_BASE_URL (the OpenAI SDK's variable) is honoured like the LLM's.
+    base_url_var = "OPENAI_BASE_URL"
     # Up to 2,048 inputs and 300K tokens summed a request, 8,192 tokens per input.
     limits = Limits(max_inputs=2048, max_tokens=250_000, max_chars_per_input=20_000)
 

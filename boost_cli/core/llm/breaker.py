@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
 from boost_cli.core import atomic, paths
+from boost_cli.core.llm.providers import label as _label
 
 log = logging.getLogger("boost.llm")
 
@@ -53,10 +54,6 @@ def describe(backend: str, rec: Dict[str, Any], now: Optional[float] = None) -> 
         f"({rec.get('reason', 'unknown')}); not asked again for {left} min "
         "(boost doctor; 'boost config set llm off' turns the LLM off)"
     )
-
-
-def _label(backend: str) -> str:
-    return {"cli": "claude CLI", "api": "Anthropic API"}.get(backend, backend)
 
 
 def _ago(seconds: float) -> str:

@@ -3,7 +3,7 @@ would use, before retrieval.
 
 Skills are often written in other words than the task ("make my site work for blind users"
 finds nothing; "accessibility, screen reader, WCAG" finds the audit skill). `expand()` asks a
-small, fast model (through `llm`: the Messages API or `claude -p`) for 3-8 such keywords
+small, fast model (through `llm`: whichever provider the user has) for 3-8 such keywords
 under a tight token and time budget, treating the task as data. Like reranking it is an
 optional improvement: it never raises for a provider problem, it returns an `LLMFailure`
 with a one-line reason instead. Answers are cached on disk by (model, task), so repeating a
@@ -27,7 +27,6 @@ from boost_cli.core.text import clip, one_line
 
 log = logging.getLogger("boost.expand")
 
-DEFAULT_TIMEOUT = 8.0  # seconds for the whole call; BOOST_EXPAND_TIMEOUT overrides
 MAX_TOKENS = 200  # ~8 short phrases of JSON; a model that thinks gets no room to ramble
 MAX_KEYWORDS = 8
 MAX_KEYWORD_CHARS = 60
@@ -56,6 +55,8 @@ class Expansion:
     model: str
     elapsed_ms: float
     cached: bool = False
+    endpoint: str = ""  # where it was asked (`llm.Client.endpoint`)
+    local: bool = False  # on this machine
 
 
 def build_prompt(task: str) -> str:
@@ -142,9 +143,10 @@ def expand(
 ) -> Union[Expansion, LLMFailure]:
     """Keywords a matching skill's author would use for ``task``.
 
-    ``backend`` as for `llm.choose` ("auto", "api", "cli", "none"); ``client`` replaces it
-    (recorded answers). ``model`` defaults to $BOOST_EXPAND_MODEL, then the default small
-    model; ``timeout`` (seconds, whole call) to $BOOST_EXPAND_TIMEOUT, then 8. With a
+    ``backend`` as for `llm.choose` ("auto", a provider's name, "none"); ``client``
+    replaces it (recorded answers). ``model`` defaults to $BOOST_EXPAND_MODEL, then
+    $BOOST_LLM_MODEL, then the provider's small model; ``timeout`` (seconds, whole call)
+    to $BOOST_EXPAND_TIMEOUT, then the provider's default (`llm.timeout`: 8 for an API). With a
     ``cache``, a (model, task) seen before is answered from disk. Never raises for
     provider problems.
     """
@@ -158,8 +160,12 @@ def expand(
     if cache is not None:
         hit = cache.get(client.model, task, secrets)
         if hit is not None:
-            return Expansion(hit, client.backend, client.model, 0.0, cached=True)
-    resolved = llm.seconds_setting(timeout, env, "BOOST_EXPAND_TIMEOUT", DEFAULT_TIMEOUT)
+            return Expansion(
+                hit, client.backend, client.model, 0.0, True, client.endpoint, client.local
+            )
+    resolved = llm.seconds_setting(
+        timeout, env, "BOOST_EXPAND_TIMEOUT", llm.timeout(client.backend, "expand")
+    )
     if isinstance(resolved, str):
         return LLMFailure(resolved, client.backend)
     start = time.monotonic()
@@ -175,4 +181,11 @@ def expand(
         return LLMFailure(NO_KEYWORDS, client.backend)
     if cache is not None:
         cache.put(client.model, task, keywords)
-    return Expansion(tuple(keywords), client.backend, client.model, elapsed_ms)
+    return Expansion(
+        tuple(keywords),
+        client.backend,
+        client.model,
+        elapsed_ms,
+        endpoint=client.endpoint,
+        local=client.local,
+    )

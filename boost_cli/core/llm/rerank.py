@@ -1,7 +1,7 @@
 """LLM reranking of a search shortlist: the prompt, the answer parser, and `rerank()`.
 
 The retrieval engines find ~30 plausible hits; `rerank()` asks a small, fast model (through
-`llm`: the Messages API or the `claude` CLI) which of them actually fit the task, best
+`llm`: whichever provider the user has) which of them actually fit the task, best
 first, with a one-line reason each. Reranking is an optional improvement, so `rerank()`
 never raises for provider problems: any failure comes back as a `RerankFailure` with a
 one-line reason the caller shows under ``--explain`` (or in the notes when the user asked
@@ -27,8 +27,6 @@ from boost_cli.core.llm import as_text, json_values, strip_trailing_commas
 from boost_cli.core.text import clip
 
 log = logging.getLogger("boost.rerank")
-
-DEFAULT_TIMEOUT = 20.0
 
 MAX_CANDIDATES = 30
 MAX_DESCRIPTION = 200
@@ -61,6 +59,8 @@ class RerankResult:
     backend: str
     model: Optional[str]
     elapsed_ms: float
+    endpoint: str = ""  # where it was asked (`llm.Client.endpoint`)
+    local: bool = False  # on this machine
 
 
 # --------------------------------------------------------------------------- prompt
@@ -243,10 +243,10 @@ def rerank(
 ) -> Union[RerankResult, RerankFailure]:
     """Ask an LLM to reorder ``candidates`` for ``query``; at most ``limit`` picks, best first.
 
-    ``backend``: "auto" (ANTHROPIC_API_KEY set → api, else `claude` on PATH → cli), "api",
-    "cli" or "none"; ``client`` replaces the backend (recorded answers in evaluation).
-    ``model`` defaults to $BOOST_RERANK_MODEL, then `llm.DEFAULT_MODEL`; ``timeout``
-    (seconds, whole call) to $BOOST_RERANK_TIMEOUT, then 20. ``env`` replaces os.environ
+    ``backend``: "auto" (`llm.auto_backend`), a provider's name, or "none"; ``client``
+    replaces the backend (recorded answers in evaluation). ``model`` defaults to
+    $BOOST_RERANK_MODEL, then $BOOST_LLM_MODEL, then the provider's; ``timeout`` (seconds,
+    whole call) to $BOOST_RERANK_TIMEOUT, then the provider's (`llm.timeout`: 20 for an API). ``env`` replaces os.environ
     for all configuration (and is the CLI's environment). Only the first ``max_candidates``
     (default `MAX_CANDIDATES`) distinct candidates are sent and ``limit`` is clamped to 1..that. Never raises for
     provider problems; an unknown ``backend`` is a caller error (`UsageError`).
@@ -259,7 +259,9 @@ def rerank(
                 return RerankFailure("reranking is turned off", None)
             return chosen
         client = chosen
-    resolved = llm.seconds_setting(timeout, env, "BOOST_RERANK_TIMEOUT", DEFAULT_TIMEOUT)
+    resolved = llm.seconds_setting(
+        timeout, env, "BOOST_RERANK_TIMEOUT", llm.timeout(client.backend, "rerank")
+    )
     if isinstance(resolved, str):
         return RerankFailure(resolved, client.backend)
 
@@ -289,5 +291,10 @@ def rerank(
         return RerankFailure(NO_VALID_PICK if found else UNPARSEABLE, client.backend)
     log.debug("rerank via %s: %d picks in %.0f ms", client.backend, len(picks), elapsed_ms)
     return RerankResult(
-        order=picks[:limit], backend=client.backend, model=client.model, elapsed_ms=elapsed_ms
+        order=picks[:limit],
+        backend=client.backend,
+        model=client.model,
+        elapsed_ms=elapsed_ms,
+        endpoint=client.endpoint,
+        local=client.local,
     )
