@@ -232,7 +232,15 @@ def _registered(host: str, home: Path) -> Optional[Dict[str, object]]:
         return None
     block = text.split("[mcp_servers.boost]", 1)[1]
     command = block.split('command = "', 1)[1].split('"', 1)[0]
-    return {"command": command, "args": ["mcp"] if 'args = ["mcp"]' in block else []}
+    args = json.loads(block.split("args = ", 1)[1].splitlines()[0]) if "args = " in block else []
+    env = {}
+    if "[mcp_servers.boost.env]" in block:
+        for line in block.split("[mcp_servers.boost.env]", 1)[1].strip().splitlines():
+            if line.startswith("["):
+                break
+            k, _, v = line.partition(" = ")
+            env[k.strip()] = json.loads(v)
+    return {"command": command, "args": args, "env": env}
 
 
 @pytest.mark.slow
@@ -242,11 +250,20 @@ def test_the_real_host_cli_registers_and_unregisters_boost(
 ) -> None:
     env = {**env, "PATH": os.pathsep.join([str(real_clis), env["PATH"]])}
     env["PATH"] += os.pathsep + os.path.dirname(shutil.which("node") or "/usr/bin/node")
-    r = boost(["register", host], env, tmp_path)
+    home = indexed_example(tmp_path / "tapped")
+    r = run_boost(["mcp", "register", host], home, env=env)
     assert r.returncode == 0, r.stderr
     entry = _registered(host, Path(env["HOME"]))
     assert entry is not None
     assert [entry["command"], *entry["args"]] == command()  # type: ignore[misc]
+    assert entry["env"] == {"BOOST_HOME": str(home)}
+    # --check reads back what the real CLI wrote, starts boost as that host would, searches
+    r = run_boost(["mcp", "--check", "--json"], home, env=env)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    rows = json.loads(r.stdout)["hosts"]
+    assert [(h["host"], h["problem"], h["home"], h["taps"]) for h in rows] == [
+        (host, None, str(home), 1)
+    ]
     r = boost(["unregister", host], env, tmp_path)
     assert r.returncode == 0, r.stderr
     assert _registered(host, Path(env["HOME"])) is None
