@@ -387,3 +387,31 @@ def test_check_reads_the_json_hosts_with_their_env(
         r.stdout
     )
     assert "Gemini CLI: it uses the home" in r.stderr and "register gemini" in r.stderr
+
+
+def test_codex_config_shapes_a_user_may_write_by_hand() -> None:
+    """Inline tables, literal strings and comments read as Codex reads them; other tables
+    and values boost does not need are left alone."""
+    from boost_cli.core import hosts
+
+    text = (
+        "# mine\n[profiles.x]\ncommand = 'not-this'\n\n[mcp_servers.boost]\n"
+        "command = '/opt/boost/bin/boost'\nargs = [\"mcp\"]\n"
+        'env = { BOOST_HOME = "/data/boost", "BOOST_MCP_ROOT" = \'/code/app\' }\n'
+        'env_vars = ["LANGUAGE"]\nstartup_timeout_sec = 20\n'
+    )
+    tables = hosts._toml_tables(text, "mcp_servers.boost")
+    assert tables == {
+        "mcp_servers.boost": {
+            "command": "/opt/boost/bin/boost",
+            "args": ["mcp"],
+            "env": {"BOOST_HOME": "/data/boost", "BOOST_MCP_ROOT": "/code/app"},
+            "env_vars": ["LANGUAGE"],
+            "startup_timeout_sec": 20,
+        }
+    }
+    reg = hosts.Registered(hosts.get("codex"), ["boost", "mcp"], {"BOOST_HOME": "/h"}, Path("x"))
+    shell = {"HOME": "/u", "PATH": "/bin", "BOOST_HOME": "/mine", "SECRET": "s"}
+    assert hosts.host_env(reg, shell) == {"HOME": "/u", "PATH": "/bin", "BOOST_HOME": "/h"}
+    claude = hosts.Registered(hosts.get("claude"), ["boost", "mcp"], {}, Path("x"))
+    assert hosts.host_env(claude, shell) == shell
