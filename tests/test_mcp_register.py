@@ -415,3 +415,96 @@ def test_codex_config_shapes_a_user_may_write_by_hand() -> None:
     assert hosts.host_env(reg, shell) == {"HOME": "/u", "PATH": "/bin", "BOOST_HOME": "/h"}
     claude = hosts.Registered(hosts.get("claude"), ["boost", "mcp"], {}, Path("x"))
     assert hosts.host_env(claude, shell) == shell
+
+
+def test_each_host_s_config_is_read_back_where_the_host_looks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hosts.registered` in process: Claude Code's local, project and user scopes (that
+    order), Gemini CLI's project then user settings, an editor's file, Codex's TOML."""
+    from boost_cli.core import hosts
+
+    user, project = tmp_path / "user", tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(user / ".config"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    assert all(hosts.registered(h, project) is None for h in hosts.names())
+
+    def entry(home: str) -> Dict[str, object]:
+        return {"command": "boost", "args": ["mcp"], "env": {"BOOST_HOME": home}}
+
+    user.mkdir()
+    claude = user / ".claude.json"
+    claude.write_text(json.dumps({"mcpServers": {"boost": entry("/u")}}))
+    assert hosts.registered("claude", project).env == {"BOOST_HOME": "/u"}  # type: ignore[union-attr]
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"boost": entry("/p")}}))
+    assert hosts.registered("claude", project).env == {"BOOST_HOME": "/p"}  # type: ignore[union-attr]
+    local = {"projects": {str(project): {"mcpServers": {"boost": entry("/l")}}}}
+    claude.write_text(json.dumps({**local, "mcpServers": {"boost": entry("/u")}}))
+    found = hosts.registered("claude", project)
+    assert found is not None and found.env == {"BOOST_HOME": "/l"} and found.where == claude
+    assert found.command == ["boost", "mcp"]
+
+    (user / ".gemini").mkdir()
+    (user / ".gemini" / "settings.json").write_text(json.dumps({"mcpServers": {"x": {}}}))
+    assert hosts.registered("gemini", project) is None
+    (project / ".gemini").mkdir()
+    (project / ".gemini" / "settings.json").write_text(
+        json.dumps({"mcpServers": {"boost": entry("/g")}})
+    )
+    assert hosts.registered("gemini", project).env == {"BOOST_HOME": "/g"}  # type: ignore[union-attr]
+
+    (user / ".cursor").mkdir()
+    (user / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {"boost": "bad"}}))
+    assert hosts.registered("cursor", project) is None
+    vscode = user / ".config" / "Code" / "User" / "mcp.json"
+    vscode.parent.mkdir(parents=True)
+    vscode.write_text(json.dumps({"servers": {"boost": {"type": "stdio", **entry("/v")}}}))
+    assert hosts.registered("vscode", project).env == {"BOOST_HOME": "/v"}  # type: ignore[union-attr]
+
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    (codex / "config.toml").write_text('[mcp_servers.boost]\ncommand = "boost"\n')
+    found = hosts.registered("codex", project)
+    assert found is not None and found.command == ["boost"] and found.env == {}
+
+
+def test_server_env_is_absolute_and_checks_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from boost_cli.core import hosts
+    from boost_cli.core.errors import UsageError
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").mkdir()
+    got = hosts.server_env(environ={"BOOST_HOME": "h", "BOOST_MCP_ROOT": "app", "X": "1"})
+    assert got == {"BOOST_HOME": str(tmp_path / "h"), "BOOST_MCP_ROOT": str(tmp_path / "app")}
+    assert hosts.server_env(environ={"BOOST_HOME": ""}) == {}
+    with pytest.raises(UsageError, match="is not a folder"):
+        hosts.server_env("missing", environ={})
+
+
+def test_check_in_process_names_the_host_and_the_fix(
+    env: Dict[str, str],
+    tapped: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from boost_cli.cli import main
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("HOME", env["HOME"])
+    monkeypatch.setenv("BOOST_HOME", str(tapped))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    codex_config(env, '\n[mcp_servers.boost.env]\nBOOST_HOME = "/nowhere/boost"\n')
+    assert main(["mcp", "--check"]) == 1
+    captured = capsys.readouterr()
+    assert "boost_search 'write and run tests for a project':" in captured.out
+    assert "codex: " in captured.out and "FAILS: it uses the home /nowhere/boost" in captured.out
+    assert "OpenAI Codex CLI: it uses the home /nowhere/boost" in captured.err
+    codex_config(env)
+    monkeypatch.setenv("BOOST_HOME", str(Path(env["HOME"]) / ".boost"))  # empty: no taps
+    assert main(["mcp", "--check"]) == 1
+    assert "(and 1 more)" in capsys.readouterr().err
