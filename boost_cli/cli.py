@@ -549,9 +549,16 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
         "--list", action="store_true", help="with register: the hosts boost knows and found"
     )
     p.add_argument(
+        "--root",
+        metavar="DIR",
+        help="with register: the project folder boost_install may write in (BOOST_MCP_ROOT), "
+        "for a host that shares no workspace roots",
+    )
+    p.add_argument(
         "--check",
         action="store_true",
-        help="start the server as a host would, list its tools, and exit",
+        help="start the server as this shell and each registered host would, search with "
+        "it, and fail when its home has no taps or is not yours",
     )
     p.add_argument("--json", action="store_true", help="with --check: the report as JSON")
 

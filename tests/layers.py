@@ -44,6 +44,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.origin",
             "boost_cli.core.trust",
             "boost_cli.core.trust_names",
+            "boost_cli.core.trust_reading",
             "boost_cli.core.enrich.prompt",
         ),
     ),

@@ -113,11 +113,12 @@ def test_no_root_no_write(home: Path, tmp_path: Path) -> None:
 
 
 def test_mcp_check_lists_the_tools_as_a_host_would(home: Path) -> None:
-    r = run_boost(["mcp", "--check"], home)
+    user = {"HOME": str(home / "no-such-user")}  # no host config of the real user's
+    r = run_boost(["mcp", "--check"], home, env=user)
     assert r.returncode == 0, r.stderr
     assert "boost_install          writes" in r.stdout
     assert "boost_search           read-only" in r.stdout
-    assert "boost_list_taps: 1 tap(s)" in r.stdout
-    data = json.loads(run_boost(["mcp", "--check", "--json"], home).stdout)
+    assert f"boost_list_taps: 1 tap(s) in {home}" in r.stdout
+    data = json.loads(run_boost(["mcp", "--check", "--json"], home, env=user).stdout)
     assert [t["name"] for t in data["tools"]][-1] == "boost_install"
     assert data["protocolVersion"] == "2025-11-25" and data["taps"] == 1

@@ -563,7 +563,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if getattr(args, "check", False):
         return mcp_check.cmd_check(args)
     action = getattr(args, "action", None)
-    if action is not None or getattr(args, "list", False) or getattr(args, "dry_run", False):
+    if action is not None or any(getattr(args, a, None) for a in ("list", "dry_run", "root")):
         return _register(args)
     if getattr(args, "http", None):
         return _serve_http(args)
@@ -598,7 +598,12 @@ def _register(args: argparse.Namespace) -> int:
             f"run 'boost mcp register HOST' with HOST one of {', '.join(hosts.names())}, "
             "or 'boost mcp register --list'",
         )
-    p = hosts.plan(args.host, args.action)
+    root = getattr(args, "root", None)
+    if root and args.action != "register":
+        raise UsageError(
+            "--root goes with register", f"run 'boost mcp register {args.host} --root DIR'"
+        )
+    p = hosts.plan(args.host, args.action, root=root)
     if args.dry_run:
         out(printable(p.describe(), keep_newlines=True))
         return 0

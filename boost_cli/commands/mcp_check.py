@@ -1,9 +1,14 @@
-"""`boost mcp --check`: start the MCP server as a host would and list its tools.
+"""`boost mcp --check`: start the MCP server as each host would, and search with it.
 
-It runs ``boost mcp`` as a child process (this Python, this boost), speaks the stdio
-transport to it (``initialize``, ``notifications/initialized``, ``tools/list`` and a
-``boost_list_taps`` call), and prints what a host would see, or one line saying what
-failed. Nothing is registered anywhere.
+It runs ``boost mcp`` as a child process, first as this shell would start it (this Python,
+this boost, this environment), then as every host where boost is registered would (the
+command and environment its config holds, with the environment that host passes on:
+`hosts.host_env`), speaks the stdio transport to each (``initialize``,
+``notifications/initialized``, ``tools/list``, ``boost_list_taps`` and a real
+``boost_search``), and prints what a host would see. A server that does not answer, a
+search that fails, a home with no taps, or a home that is not the one this shell uses
+(Codex, say, which passes no ``BOOST_HOME`` on) is a failure: the check exits 1 and says
+how to fix it. Nothing is registered anywhere.
 """
 
 from __future__ import annotations
@@ -14,14 +19,17 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any, Dict, List
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional
 
 from boost_cli.commands.render import emit_json, out
+from boost_cli.core import hosts, paths
 from boost_cli.core.errors import BoostError
 from boost_cli.core.text import printable
 
 TIMEOUT = 60.0
 PROTOCOL = "2025-11-25"
+QUERY = "write and run tests for a project"  # what the check searches for
 
 
 def _messages() -> str:
@@ -44,13 +52,41 @@ def _messages() -> str:
             "method": "tools/call",
             "params": {"name": "boost_list_taps", "arguments": {}},
         },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "boost_search", "arguments": {"query": QUERY, "limit": 3}},
+        },
     ]
     return "".join(json.dumps(m) + "\n" for m in msgs)
 
 
-def run_check() -> Dict[str, Any]:
-    """Start the server, talk to it, and return what it answered (BoostError on failure)."""
-    argv = [sys.executable, "-m", "boost_cli", "mcp"]
+def home_of(env: Mapping[str, str]) -> Path:
+    """The home a boost started with ``env`` uses (`paths.boost_home`'s rule)."""
+    given = env.get("BOOST_HOME")
+    if given:
+        return Path(os.path.expanduser(given))
+    return Path(env.get("HOME") or os.path.expanduser("~")) / ".boost"
+
+
+def _same(a: Path, b: Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _text(result: Mapping[str, Any]) -> str:
+    parts = result.get("content") or []
+    first = parts[0] if parts and isinstance(parts[0], dict) else {}
+    return str(first.get("text", ""))
+
+
+def run_check(
+    argv: Optional[List[str]] = None, env: Optional[Mapping[str, str]] = None
+) -> Dict[str, Any]:
+    """Start the server ``argv`` with ``env`` (default: as this shell would), talk to it,
+    and return what it answered (BoostError when it does not answer)."""
+    argv = argv or [sys.executable, "-m", "boost_cli", "mcp"]
+    env = dict(os.environ if env is None else env)
     try:
         proc = subprocess.run(
             argv,
@@ -58,12 +94,18 @@ def run_check() -> Dict[str, Any]:
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
-            env=os.environ.copy(),
+            env=env,
         )
     except subprocess.TimeoutExpired as exc:
         raise BoostError(
-            f"boost mcp did not answer within {TIMEOUT:.0f} s", "run 'boost doctor'"
+            f"{printable(' '.join(argv))} did not answer within {TIMEOUT:.0f} s",
+            "run 'boost doctor'",
         ) from exc
+    except OSError as exc:
+        raise BoostError(
+            f"cannot start {printable(' '.join(argv))}: {printable(exc.strerror or str(exc))}",
+            "register boost again with 'boost mcp register HOST'",
+        ) from None
     replies: Dict[int, Dict[str, Any]] = {}
     for line in proc.stdout.splitlines():
         try:
@@ -75,7 +117,7 @@ def run_check() -> Dict[str, Any]:
             ) from exc
         if isinstance(msg, dict) and isinstance(msg.get("id"), int):
             replies[msg["id"]] = msg
-    missing = [i for i in (1, 2, 3) if "result" not in replies.get(i, {})]
+    missing = [i for i in (1, 2, 3, 4) if "result" not in replies.get(i, {})]
     if missing:
         err = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         raise BoostError(
@@ -84,10 +126,12 @@ def run_check() -> Dict[str, Any]:
             "run 'boost doctor'",
         )
     init, tools = replies[1]["result"], replies[2]["result"].get("tools", [])
-    taps = replies[3]["result"]
+    taps, found = replies[3]["result"], replies[4]["result"]
+    hits = (found.get("structuredContent") or {}).get("results") or []
     return {
         # What a host's config should start: the boost on PATH, else this interpreter's.
         "command": f"{shutil.which('boost')} mcp" if shutil.which("boost") else " ".join(argv),
+        "home": str(home_of(env)),
         "protocolVersion": init.get("protocolVersion"),
         "server": init.get("serverInfo", {}),
         "tools": [
@@ -100,23 +144,94 @@ def run_check() -> Dict[str, Any]:
         ],
         "taps": len((taps.get("structuredContent") or {}).get("taps", [])),
         "list_taps_error": bool(taps.get("isError")),
+        "search": {
+            "query": QUERY,
+            "error": _text(found)[:200] if found.get("isError") else None,
+            "hits": len(hits),
+        },
     }
 
 
+def problem(report: Mapping[str, Any], mine: Path) -> Optional[str]:
+    """What is wrong with a server that answered ``report``, for a user whose home is
+    ``mine``; None when nothing is."""
+    home = Path(report["home"])
+    if not _same(home, mine):
+        return f"it uses the home {home}, not {mine} (yours)"
+    if report["taps"] == 0:
+        return f"its home {home} has no taps"
+    if report["search"]["error"]:
+        return f"boost_search failed: {report['search']['error']}"
+    return None
+
+
+def check_hosts(cwd: Path, mine: Path) -> List[Dict[str, Any]]:
+    """Every host where boost is registered, checked as that host would start it."""
+    rows: List[Dict[str, Any]] = []
+    for name in hosts.names():
+        reg = hosts.registered(name, cwd)
+        if reg is None:
+            continue
+        row: Dict[str, Any] = {
+            "host": name,
+            "title": reg.host.title,
+            "config": str(reg.where),
+            "command": reg.command,
+            "env": sorted(reg.env),
+        }
+        try:
+            report = run_check(reg.command, hosts.host_env(reg))
+        except BoostError as exc:
+            row.update(problem=str(exc), home=None, taps=None, hits=None)
+        else:
+            row.update(
+                problem=problem(report, mine),
+                home=report["home"],
+                taps=report["taps"],
+                hits=report["search"]["hits"],
+            )
+        rows.append(row)
+    return rows
+
+
 def cmd_check(args: argparse.Namespace) -> int:
+    mine = paths.boost_home()
     report = run_check()
+    report["problem"] = problem(report, mine)
+    report["hosts"] = check_hosts(Path.cwd(), mine)
+    failed = [r for r in [report, *report["hosts"]] if r["problem"]]
     if getattr(args, "json", False):
         emit_json(report)
-        return 0
-    server = report["server"]
-    out(
-        f"started: {report['command']} — {server.get('name')} {server.get('version')}, "
-        f"protocol {report['protocolVersion']}"
-    )
-    out(f"tools ({len(report['tools'])}):")
-    for t in report["tools"]:
-        mode = "read-only" if t["readOnly"] else "writes"
-        out(f"  {t['name']:<22} {mode:<9} {printable(t['title'] or '')}")
-    out(f"boost_list_taps: {report['taps']} tap(s)")
-    out("ok: a host that starts this command gets these tools")
+    else:
+        server = report["server"]
+        out(
+            f"started: {printable(report['command'])} — {printable(str(server.get('name')))} "
+            f"{printable(str(server.get('version')))}, protocol {report['protocolVersion']}"
+        )
+        out(f"tools ({len(report['tools'])}):")
+        for t in report["tools"]:
+            mode = "read-only" if t["readOnly"] else "writes"
+            out(f"  {t['name']:<22} {mode:<9} {printable(t['title'] or '')}")
+        out(f"boost_list_taps: {report['taps']} tap(s) in {printable(report['home'])}")
+        out(f"boost_search {QUERY!r}: {report['search']['hits']} hit(s)")
+        for row in report["hosts"]:
+            state = f"FAILS: {row['problem']}" if row["problem"] else "ok"
+            out(
+                f"{row['host']}: {printable(' '.join(row['command']))} ({printable(row['config'])}"
+                f"{', env ' + ', '.join(row['env']) if row['env'] else ''}): "
+                + printable(state)
+                + (f"; {row['taps']} tap(s), {row['hits']} hit(s)" if not row["problem"] else "")
+            )
+        if not failed:
+            out("ok: a host that starts this command gets these tools, and boost_search works")
+    if failed:
+        first = failed[0]
+        who = first.get("title") or "boost mcp from this shell"
+        fix = (
+            f"run 'boost mcp register {first['host']}' again from the shell you run boost in"
+            if "host" in first
+            else "run 'boost tap --defaults' (or set BOOST_HOME to the home you use)"
+        )
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        raise BoostError(f"{who}: {first['problem']}{more}", fix)
     return 0

@@ -7,6 +7,14 @@ VS Code, Windsurf): it changes only its own ``boost`` entry, keeps every other s
 key as they are, writes atomically, and refuses a file it cannot parse (JSON with comments,
 say) with the entry to paste instead, so nothing is ever clobbered.
 
+What a host is told is what the user's boost needs: the command, and the environment the
+user runs boost with (`server_env`: ``BOOST_HOME`` when it is set, ``BOOST_MCP_ROOT`` when
+it is set or given as ``--root``), written into the host's config: a host does not always
+pass its own environment on (Codex passes a small one of its own), and a host started from
+another shell, or from a desktop, has another. `registered` reads back what a host has
+(its config files, as each host's documentation and CLI write them), and `host_env` the
+environment that host would start boost with, for `boost mcp --check`.
+
 `plan` says what would happen (``--dry-run`` prints it); `apply` does it.
 """
 
@@ -19,7 +27,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core import atomic
 from boost_cli.core.errors import BoostError, UsageError
@@ -40,22 +48,33 @@ def _vscode_user() -> Path:
     return Path(base) / "Code" / "User"
 
 
+Env = Dict[str, str]
+
+
+def _pairs(flag: str, env: Env) -> List[str]:
+    return [a for k, v in sorted(env.items()) for a in (flag, f"{k}={v}")]
+
+
 @dataclass(frozen=True)
 class Host:
-    """One host: its CLI (argv builders for add and remove) or its config file."""
+    """One host: its CLI (argv builders for add and remove) or its config file; and
+    whether it passes boost its own environment (``inherits``; Codex does not)."""
 
     name: str
     title: str
     cli: Optional[str] = None
-    add: Optional[Callable[[List[str]], List[str]]] = None
+    add: Optional[Callable[[List[str], Env], List[str]]] = None
     remove: Optional[List[str]] = None
     config: Optional[Callable[[], Path]] = None
     key: str = "mcpServers"
     stdio_type: bool = False  # VS Code: ``"type": "stdio"`` in the entry
+    inherits: bool = True
 
-    def entry(self, command: List[str]) -> Dict[str, Any]:
+    def entry(self, command: List[str], env: Optional[Env] = None) -> Dict[str, Any]:
         d: Dict[str, Any] = {"type": "stdio"} if self.stdio_type else {}
         d.update({"command": command[0], "args": command[1:]})
+        if env:
+            d["env"] = dict(sorted(env.items()))
         return d
 
 
@@ -66,21 +85,32 @@ HOSTS: Dict[str, Host] = {
             "claude",
             "Claude Code",
             cli="claude",
-            add=lambda cmd: ["mcp", "add", "--scope", "user", SERVER, "--", *cmd],
+            # `-e` takes several values: before the name it would swallow it (docs/mcp-hosts.md)
+            add=lambda cmd, env: [
+                *("mcp", "add", "--scope", "user", SERVER),
+                *_pairs("-e", env),
+                *("--", *cmd),
+            ],
             remove=["mcp", "remove", "--scope", "user", SERVER],
         ),
         Host(
             "codex",
             "OpenAI Codex CLI",
             cli="codex",
-            add=lambda cmd: ["mcp", "add", SERVER, "--", *cmd],
+            add=lambda cmd, env: ["mcp", "add", SERVER, *_pairs("--env", env), "--", *cmd],
             remove=["mcp", "remove", SERVER],
+            inherits=False,
         ),
         Host(
             "gemini",
             "Gemini CLI",
             cli="gemini",
-            add=lambda cmd: ["mcp", "add", "--scope", "user", SERVER, *cmd],
+            # options before the name: what follows it is the command and its arguments
+            add=lambda cmd, env: [
+                *("mcp", "add", "--scope", "user"),
+                *_pairs("-e", env),
+                *(SERVER, *cmd),
+            ],
             remove=["mcp", "remove", "--scope", "user", SERVER],
         ),
         Host("cursor", "Cursor", config=lambda: _home() / ".cursor" / "mcp.json"),
@@ -107,6 +137,32 @@ def server_command() -> List[str]:
     if exe:
         return [os.path.abspath(exe), "mcp"]
     return [sys.executable, "-m", "boost_cli", "mcp"]
+
+
+# What boost reads from its environment that a host must pass on for boost to find the
+# user's home and, without workspace roots, the folder boost_install may write in.
+PASSED = ("BOOST_HOME", "BOOST_MCP_ROOT")
+
+
+def server_env(root: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Env:
+    """The environment a host must give boost's server: each of `PASSED` the user has set
+    (as an absolute path: a host starts boost in another folder), and ``root`` (a folder)
+    as ``BOOST_MCP_ROOT``."""
+    environ = os.environ if environ is None else environ
+    out = {k: environ[k] for k in PASSED if environ.get(k)}
+    if root:
+        out["BOOST_MCP_ROOT"] = root
+    for k, v in out.items():
+        full = Path(os.path.expanduser(v))
+        if not full.is_absolute():
+            full = Path.cwd() / full
+        out[k] = os.path.normpath(str(full))
+    if "BOOST_MCP_ROOT" in out and not os.path.isdir(out["BOOST_MCP_ROOT"]):
+        raise UsageError(
+            f"the MCP root {out['BOOST_MCP_ROOT']} is not a folder",
+            "give the project folder boost_install may write in",
+        )
+    return out
 
 
 def get(name: str) -> Host:
@@ -162,10 +218,17 @@ def _read_config(path: Path, key: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     return data, data.get(key, {})
 
 
-def plan(name: str, action: str, which: Callable[[str], Optional[str]] = shutil.which) -> Plan:
-    """What ``action`` (register or unregister) would do for host ``name``."""
+def plan(
+    name: str,
+    action: str,
+    which: Callable[[str], Optional[str]] = shutil.which,
+    root: Optional[str] = None,
+) -> Plan:
+    """What ``action`` (register or unregister) would do for host ``name``; a register
+    passes on `server_env` (``root``: the folder boost_install may write in)."""
     host = get(name)
     command = server_command()
+    env = server_env(root) if action == "register" else {}
     if host.cli is not None:
         exe = which(host.cli)
         if exe is None:
@@ -174,12 +237,12 @@ def plan(name: str, action: str, which: Callable[[str], Optional[str]] = shutil.
                 f"install {host.title}, or add the stdio server {' '.join(command)} by hand",
             )
         assert host.add is not None and host.remove is not None
-        args = host.add(command) if action == "register" else host.remove
+        args = host.add(command, env) if action == "register" else host.remove
         return Plan(host, action, argv=[exe, *args])
     assert host.config is not None
     path = host.config()
     data, servers = _read_config(path, host.key)
-    entry = host.entry(command)
+    entry = host.entry(command, env)
     if action == "register":
         if servers.get(SERVER) == entry:
             return Plan(host, action, path=path, note=f"{path}: boost is already registered")
@@ -237,3 +300,148 @@ def found(which: Callable[[str], Optional[str]] = shutil.which) -> List[Dict[str
 
 def names() -> Sequence[str]:
     return list(HOSTS)
+
+
+# --------------------------------------------------------------------------- reading back
+
+
+@dataclass(frozen=True)
+class Registered:
+    """boost as a host has it registered: the command, the environment its config sets,
+    the variables it passes through (Codex's ``env_vars``), and the file it is in."""
+
+    host: Host
+    command: List[str]
+    env: Env
+    where: Path
+    passes: Tuple[str, ...] = ()
+
+
+# The environment Codex gives a server besides its config's ``env`` (codex-rs's MCP client
+# passes these alone, on Unix; `env_vars` in the config adds names).
+CODEX_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ")
+
+
+def host_env(reg: Registered, environ: Optional[Mapping[str, str]] = None) -> Env:
+    """The environment ``reg``'s host starts boost with, from a shell with ``environ``."""
+    environ = os.environ if environ is None else environ
+    if reg.host.inherits:
+        base = dict(environ)
+    else:
+        base = {k: environ[k] for k in (*CODEX_ENV, *reg.passes) if k in environ}
+    return {**base, **reg.env}
+
+
+def _strings(value: Any) -> Optional[List[str]]:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def _from_json(host: Host, entry: Any, where: Path) -> Optional[Registered]:
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return None
+    args = _strings(entry.get("args", [])) or []
+    env = entry.get("env") or {}
+    if not isinstance(env, dict):
+        return None
+    env = {str(k): str(v) for k, v in env.items()}
+    return Registered(host, [entry["command"], *args], env, where)
+
+
+def _json_entry(path: Path, *keys: str) -> Any:
+    """``path``'s JSON at ``keys`` (None when the file, or a key, is not there)."""
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    for k in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(k)
+    return data
+
+
+def _toml_value(text: str) -> Any:
+    """A TOML value of the few shapes a host's ``mcp add`` writes: a string, an array of
+    strings, an inline table of strings (None for any other)."""
+    text = text.strip()
+    if text.startswith("'") and text.endswith("'") and len(text) > 1:
+        return text[1:-1]
+    if text.startswith("{") and text.endswith("}"):
+        out = {}
+        for part in filter(None, (p.strip() for p in text[1:-1].split(","))):
+            k, eq, v = part.partition("=")
+            value = _toml_value(v)
+            if not eq or not isinstance(value, str):
+                return None
+            out[k.strip().strip('"')] = value
+        return out
+    try:
+        return json.loads(text)  # basic strings and arrays of them read as JSON does
+    except ValueError:
+        return None
+
+
+def _toml_tables(text: str, *names: str) -> Dict[str, Dict[str, Any]]:
+    """The key/value lines of the TOML tables ``names`` (``[name]`` headers), one line a
+    key: the part of ``~/.codex/config.toml`` boost needs, without a TOML library."""
+    out: Dict[str, Dict[str, Any]] = {}
+    table: Optional[Dict[str, Any]] = None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            header = line.strip("[]").strip()
+            table = out.setdefault(header, {}) if header in names else None
+        elif table is not None and "=" in line and not line.startswith("#"):
+            k, _, v = line.partition("=")
+            table[k.strip().strip('"')] = _toml_value(v)
+    return out
+
+
+def _codex(host: Host) -> Optional[Registered]:
+    base = Path(os.environ.get("CODEX_HOME") or _home() / ".codex")
+    path = base / "config.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    head = f"mcp_servers.{SERVER}"
+    tables = _toml_tables(text, head, f"{head}.env")
+    server = tables.get(head)
+    if server is None or not isinstance(server.get("command"), str):
+        return None
+    env = tables.get(f"{head}.env") or server.get("env") or {}
+    args = _strings(server.get("args", [])) or []
+    passes = tuple(_strings(server.get("env_vars", [])) or ())
+    env = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+    return Registered(host, [server["command"], *args], env, path, passes)
+
+
+def registered(name: str, cwd: Optional[Path] = None) -> Optional[Registered]:
+    """boost as host ``name`` would start it in ``cwd`` (its config files, the one that
+    wins first), or None when boost is not registered there."""
+    host = get(name)
+    cwd = cwd or Path.cwd()
+    if host.name == "codex":
+        return _codex(host)
+    if host.name == "claude":  # local (this project), project (.mcp.json), then user scope
+        user = _home() / ".claude.json"
+        for where, keys in (
+            (user, ("projects", str(cwd), "mcpServers", SERVER)),
+            (cwd / ".mcp.json", ("mcpServers", SERVER)),
+            (user, ("mcpServers", SERVER)),
+        ):
+            found = _from_json(host, _json_entry(where, *keys), where)
+            if found is not None:
+                return found
+        return None
+    if host.name == "gemini":  # project settings, then the user's
+        for where in (cwd / ".gemini" / "settings.json", _home() / ".gemini" / "settings.json"):
+            found = _from_json(host, _json_entry(where, "mcpServers", SERVER), where)
+            if found is not None:
+                return found
+        return None
+    assert host.config is not None
+    path = host.config()
+    return _from_json(host, _json_entry(path, host.key, SERVER), path)

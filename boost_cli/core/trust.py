@@ -5,23 +5,29 @@ entry's frontmatter, name or file list) and returns `Finding` values with a kind
 severity and the 1-based line they come from. `trust_scan` runs them over a tap's files at
 catalog time and caches the result; the CLI and the MCP tools show it.
 
+The text rules (`instructions`, `remote_code`) match the text as a reader reads it
+(`trust_reading.Reading`: invisible characters stripped, look-alike letters folded), and
+report the original's line and excerpt.
+
 Kinds (`KINDS`) and what each finds:
 
 - ``instructions``: text aimed at the model rather than the task ("ignore previous
   instructions", "do not tell the user", "you are now …", sending secrets somewhere). High
-  when a human reader would not see it (an HTML comment, a Markdown comment, an element
-  styled hidden); info when it is quoted (in backticks, quotes or a code block) or
+  when a human reader would not see it (`trust_reading.hidden_spans`: an HTML comment, a
+  link reference definition, an element styled hidden, ``<template>``, a processing
+  instruction, a tag's attributes, an image's alt text …); info when it is quoted (in backticks, quotes or a code block) or
   discussed ("attempts to override system instructions"): on the corpus those are security
   skills quoting the attacks they detect, never an attack; medium otherwise.
 - ``remote-code``: code fetched and run in one step (``curl … | sh``, ``iwr … | iex``,
   ``bash <(curl …)``, ``eval "$(curl …)"``): medium; a base64-decoded payload run by a
-  shell: high.
+  shell (``base64 -d|sh``, ``base64 -di | bash``, ``bash <(… base64 --decode)``): high.
 - ``download``: an executable or installer fetched (``.exe``, ``.msi``, ``.pkg``, ``.dmg``,
   ``.deb``, ``.rpm``, ``.AppImage``, ``.ps1`` …, or a download made executable): low.
 - ``secret``: a key-shaped token of a common provider, or a private key block with a body
   (shown redacted): high. Placeholders (``AKIA…EXAMPLE``, ``xxxx``, low-entropy runs) are
   not secrets.
-- ``hidden-text``: Unicode tag characters (ASCII smuggling) and bidi overrides: high;
+- ``hidden-text``: Unicode tag characters (ASCII smuggling), bidi overrides and runs of
+  variation selectors (text smuggled after an emoji, decoded in the detail): high;
   zero-width characters outside emoji sequences and a leading byte-order mark: medium.
 - ``lookalike``: a name that reads as a well-known skill's name but is not it (Cyrillic or
   Greek letters, ``0`` for ``o``): high; a word mixing Latin with another script: medium.
@@ -32,13 +38,13 @@ Kinds (`KINDS`) and what each finds:
 - ``script``: a script shipped beside the skill (what a host would run): info.
 
 Registry text stays data: an excerpt is at most `EXCERPT_CHARS` of one line, escaped
-(control, bidi, zero-width and tag characters become ``\\uNNNN``), and a secret's excerpt
+(control, bidi, zero-width, tag characters and variation selectors but the emoji ones
+become ``\\uNNNN``), and a secret's excerpt
 shows only its first and last characters.
 """
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import math
 import re
@@ -58,8 +64,9 @@ from typing import (
 )
 
 from boost_cli.core.text import ELLIPSIS, clip, printable
+from boost_cli.core.trust_reading import Reading, hidden_spans, within
 
-VERSION = 1  # bump when a rule changes: cached findings of older versions are redone
+VERSION = 2  # bump when a rule changes: cached findings of older versions are redone
 SEVERITIES = ("info", "low", "medium", "high")
 KINDS = (
     "instructions",
@@ -187,14 +194,15 @@ def sort_key(f: Finding) -> Tuple[int, str, int, str]:
 # --------------------------------------------------------------------------- excerpts
 
 _INVISIBLE = _lazy(
-    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-    "\U000e0000-\U000e007f]"
+    "[\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+    "\ufe00-\ufe0d\ufeff\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
 )
 
 
 def escape(text: str) -> str:
     """``text`` with control characters (`printable`) and the invisible ones (zero-width,
-    bidi marks and overrides, tag characters) shown as visible escapes."""
+    bidi marks and overrides, tag characters, variation selectors but U+FE0E/FE0F, the
+    text and emoji styles) shown as visible escapes."""
     return _INVISIBLE.sub(_visible, printable(text))
 
 
@@ -239,13 +247,6 @@ class Lines:
 
 # --------------------------------------------------------------------------- contexts
 
-_HIDDEN_SPANS = _lazy(
-    r"<!--.*?(?:-->|\Z)"  # an HTML comment (unterminated: to the end)
-    r"|^[ \t]*\[(?://|comment)\]:[ \t]*(?:#|<>)[^\n]*"  # a Markdown comment
-    r"|<(\w+)[^>\n]{0,300}?(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0"
-    r"|\shidden(?:[\s=>/]))[^>]{0,300}>.{0,4000}?</\1\s*>",  # an element styled hidden
-    re.S | re.M | re.I,
-)
 _FENCE = _lazy(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
 _QUOTED = _lazy(r"`[^`\n]+`|\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|'[^'\n]{8,400}'")
 
@@ -302,9 +303,7 @@ def _spans(pattern: _Lazy, text: str) -> List[Tuple[int, int]]:
     return [m.span() for m in pattern.finditer(text)]
 
 
-def _within(spans: Sequence[Tuple[int, int]], start: int, end: int) -> bool:
-    i = bisect.bisect_right(spans, (start, float("inf"))) - 1
-    return i >= 0 and spans[i][0] <= start and end <= spans[i][1]
+_within = within
 
 
 # --------------------------------------------------------------------------- instructions
@@ -371,19 +370,28 @@ _DISCUSSED = _lazy(
 )
 
 
-def instructions(text: str, file: str, low: Optional[str] = None) -> List[Finding]:
-    """Text aimed at the model rather than the task (see the module docstring); ``low``:
-    ``text.lower()`` when the caller has it."""
-    low = text.lower() if low is None else low
+def _read(text: str, low: Optional[str], reading: Optional[Reading]) -> Reading:
+    return reading if reading is not None else Reading(text, low or "")
+
+
+def instructions(
+    text: str, file: str, low: Optional[str] = None, reading: Optional[Reading] = None
+) -> List[Finding]:
+    """Text aimed at the model rather than the task (see the module docstring), matched
+    on the text as a reader reads it (`trust_reading`); ``low``: ``text.lower()`` when the
+    caller has it, ``reading``: the `Reading` of ``text`` when it has that."""
+    r = _read(text, low, reading)
+    norm, low = r.norm, r.low
     hits = [
         (m, detail)
         for detail, words, rule in _INSTRUCTION_RULES
-        for m in _matches(rule, text, regions(low, words, 160, 160))
+        for m in _matches(rule, norm, regions(low, words, 160, 160))
     ]
     if not hits:
         return []
-    lines = Lines(text)
-    hidden = _spans(_HIDDEN_SPANS, text)
+    lines, shown = Lines(norm), Lines(text)
+    text = norm
+    hidden = hidden_spans(text)
     fenced = _spans(_FENCE, text)
     quoted = _spans(_QUOTED, text)
     out = []
@@ -398,9 +406,8 @@ def instructions(text: str, file: str, low: Optional[str] = None) -> List[Findin
         else:
             severity, where = "medium", ""
         n = lines.number(start)
-        out.append(
-            Finding("instructions", severity, file, n, detail + where, excerpt(lines.around(start)))
-        )
+        quote = excerpt(shown.around(r.original(start)))
+        out.append(Finding("instructions", severity, file, n, detail + where, quote))
     return out
 
 
@@ -421,6 +428,14 @@ _REMOTE_WORDS = (
 _SHELLS = (
     r"(?:sudo\s+(?:-\w+\s+)*)?(?:ba|z|k|da|fi)?sh|python[23]?|node|perl|ruby|php|pwsh|powershell"
 )
+# A base64 decode: ``base64 -d``, ``-D`` (macOS), ``-di``/``-id``, ``--decode``, with any
+# other options around it; ``openssl base64 -d``/``openssl enc -base64 -d`` too.
+_DECODE = (
+    r"(?:\bbase64|\bopenssl\s+enc\s+-(?:a|base64))(?:\s+-{1,2}[\w-]+(?:=\S+)?)*?"
+    r"\s+(?:-[a-ce-zA-CE-Z]*[dD][a-zA-Z]*|--decode)\b(?:\s+-{1,2}[\w-]+)*"
+)
+# The pipe into a shell: ``|sh``, ``| sudo bash``, ``| /bin/sh``, never ``||``.
+_INTO = r"(?<!\|)\|(?!\|)\s*(?:sudo\s+(?:-\w+\s+)*)?(?:/(?:usr/)?(?:local/)?bin/)?"
 # What a fetch fetches: a URL, a variable, or a host name with a path (not ``http*``).
 _ADDRESS = r"(?:https?://\w|\$\{?\w|\b[\w-]+(?:\.[\w-]+)+/)"
 # (severity, what it does, what a stretch must hold for the rule to run there, pattern)
@@ -431,8 +446,22 @@ _REMOTE_RULES: Tuple[Tuple[str, str, Tuple[str, ...], _Lazy], ...] = tuple(
             "high",
             "runs a base64-decoded payload",
             ("|",),
-            r"base64\s+(?:-d|--decode|-D)\b[^\n|]{0,400}\s\|\s*(?:" + _SHELLS + r")\b"
-            r"|\bFromBase64String\b[^\n]{0,400}\s\|\s*(?:iex|invoke-expression)\b",
+            _DECODE
+            + r"[^\n|]{0,400}?"
+            + _INTO
+            + r"(?:"
+            + _SHELLS
+            + r")\b(?![\w-])"
+            + r"|\bFromBase64String\b[^\n]{0,400}\s\|\s*(?:iex|invoke-expression)\b",
+        ),
+        (
+            "high",
+            "runs a base64-decoded payload",
+            ("<(", "$("),
+            r"(?:\b(?:"
+            + _SHELLS
+            + r"|source|eval)|(?<![\w.])\.)\s+(?:-c\s+)?[\"']?(?:<\(|\$\()[^\n)]{0,400}?"
+            + _DECODE,
         ),
         (
             "medium",
@@ -476,6 +505,10 @@ _REMOTE_RULES: Tuple[Tuple[str, str, Tuple[str, ...], _Lazy], ...] = tuple(
     )
 )
 
+# What precedes a word of a regex alternation, ``'curl|wget|base64``: a quote, a
+# parenthesis or a pipe, a bare word, a pipe, with no space anywhere (a pipeline's
+# ``cat f|base64`` has one before ``f``).
+_LISTED = _lazy(r"[|'\"(][\w.-]+\|\Z")
 _EXEC_EXT = r"(?:exe|msi|pkg|dmg|deb|rpm|appimage|apk|scr|bat|cmd|ps1|vbs|jar)"
 _EXE_URL = _lazy(r"https?://[^\s\"'<>)]{1,400}\." + _EXEC_EXT + r"\b(?![\w.-])", re.I)
 _FETCH_WORD = _lazy(_FETCH, re.I)
@@ -483,23 +516,32 @@ _CHMOD = _lazy(r"\b(?:curl|wget)\b[^\n;]{0,400}(?:&&|;)\s*chmod\s+(?:\+x|[0-7]*[
 MAX_MATCHES = 200  # matches a rule looks at in one file: enough to report, bounded work
 
 
-def remote_code(text: str, file: str, low: Optional[str] = None) -> List[Finding]:
-    """Code fetched and run in one step, and downloads of executables."""
-    low = text.lower() if low is None else low
+def remote_code(
+    text: str, file: str, low: Optional[str] = None, reading: Optional[Reading] = None
+) -> List[Finding]:
+    """Code fetched and run in one step, and downloads of executables, matched on the
+    text as a reader reads it (`trust_reading`, like `instructions`)."""
+    r = _read(text, low, reading)
+    original, text, low = text, r.norm, r.low
     spans = regions(low, _REMOTE_WORDS, -1, -1)
     if not spans:
         return []
     found: Dict[int, Finding] = {}
     lines: Optional[Lines] = None
+    shown = Lines(original)
+
+    def quote(start: int) -> str:
+        return excerpt(shown.around(r.original(start)))
+
     for severity, detail, needs, rule in _REMOTE_RULES:
         for m in _matches(rule, text, _holding(low, spans, needs)):
             lines = lines or Lines(text)
             start = m.start()
+            if _LISTED.search(text, max(start - 80, 0), start):
+                continue  # `curl|wget|base64 -d|sh`: words in a regex's alternation
             n = lines.number(start)
             if n not in found:  # one finding a line: the worst rule (they run worst first)
-                found[n] = Finding(
-                    "remote-code", severity, file, n, detail, excerpt(lines.around(start))
-                )
+                found[n] = Finding("remote-code", severity, file, n, detail, quote(start))
     downloads = [
         m
         for m in _matches(_EXE_URL, text, _holding(low, spans, ("://",)))
@@ -512,9 +554,7 @@ def remote_code(text: str, file: str, low: Optional[str] = None) -> List[Finding
         start = m.start()
         n = lines.number(start)
         if n not in found:
-            found[n] = Finding(
-                "download", "low", file, n, "downloads an executable", excerpt(lines.around(start))
-            )
+            found[n] = Finding("download", "low", file, n, "downloads an executable", quote(start))
     return [found[n] for n in sorted(found)]
 
 
@@ -605,26 +645,56 @@ def secrets(text: str, file: str) -> List[Finding]:
 
 # --------------------------------------------------------------------------- hidden text
 
+_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"  # variation selectors
 _HIDDEN_CHARS = _lazy(
     "[\U000e0000-\U000e007f]+|[\u202a-\u202e\u2066-\u2069]|[\u200b\u200c\u200d\u2060-\u2064\u180e\ufeff]"
+    f"|[{_SELECTORS}]{{2,}}"
 )
 _ANY_HIDDEN = _lazy(
-    "[\u180e\u200b-\u200d\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+    "[\u180e\u200b-\u200d\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
+    f"{_SELECTORS}]"
+)
+# What `hidden_text` looks for, as a set: the characters of `_ANY_HIDDEN` but the emoji
+# and text styles (U+FE0E, U+FE0F), which alone never make a run worth reporting.
+_HIDDEN_SET = frozenset(
+    chr(c)
+    for lo, hi in (
+        (0x180E, 0x180E),
+        (0x200B, 0x200D),
+        (0x202A, 0x202E),
+        (0x2060, 0x2064),
+        (0x2066, 0x2069),
+        (0xFEFF, 0xFEFF),
+        (0xE0000, 0xE007F),
+        (0xFE00, 0xFE0D),
+        (0xE0100, 0xE01EF),
+    )
+    for c in range(lo, hi + 1)
 )
 _EMOJI_NEIGHBOUR = _lazy("[\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff\ufe0f]")
 
 
-def hidden_text(text: str, file: str) -> List[Finding]:
-    """Characters a reader does not see: tag characters and bidi overrides (high),
-    zero-width characters outside emoji sequences and a BOM past the start (medium)."""
-    if text.isascii() or not _ANY_HIDDEN.search(text):
+def hidden_text(text: str, file: str, reading: Optional[Reading] = None) -> List[Finding]:
+    """Characters a reader does not see: tag characters, bidi overrides and a run of
+    variation selectors (high: a character takes one at most, more carry hidden text),
+    zero-width characters outside emoji sequences and a BOM past the start (medium).
+    ``reading``: the `Reading` of ``text`` when the caller has it (its character set
+    spares the search)."""
+    if text.isascii():
+        return []
+    if reading is not None:
+        if _HIDDEN_SET.isdisjoint(reading.chars):
+            return []
+    elif not _ANY_HIDDEN.search(text):
         return []
     found: Dict[int, Finding] = {}
     lines = Lines(text)
     for m in itertools.islice(_HIDDEN_CHARS.finditer(text), MAX_MATCHES):
         start, ch = m.start(), m.group(0)
         code = ord(ch[0])
-        if code >= 0xE0000:
+        if len(ch) > 1 and _is_selector(code):
+            severity, detail = "high", _selectors(ch)
+        elif code >= 0xE0000:
             severity, detail = "high", f"{len(ch)} invisible Unicode tag characters"
         elif 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069:
             severity, detail = "high", f"a bidi control character (U+{code:04X}) that reorders text"
@@ -639,6 +709,19 @@ def hidden_text(text: str, file: str) -> List[Finding]:
                 "hidden-text", severity, file, n, detail, excerpt(lines.around(start))
             )
     return [found[n] for n in sorted(found)]
+
+
+def _is_selector(code: int) -> bool:
+    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
+
+
+def _selectors(run: str) -> str:
+    """A run of variation selectors in boost's words, with the bytes they encode one
+    each (U+FE00-FE0F: 0-15, U+E0100-E01EF: 16-255: how text is smuggled after an
+    emoji) read as UTF-8, escaped and clipped."""
+    data = bytes((c - 0xFE00) if c <= 0xFE0F else (c - 0xE0100 + 16) for c in map(ord, run))
+    said = escape(clip(data.decode("utf-8", errors="replace"), 60))
+    return f"{len(run)} variation selectors in a row, hidden text reading {said!r}"
 
 
 def _joins_emoji(text: str, i: int) -> bool:
@@ -833,12 +916,12 @@ def script(file: str) -> Finding:
 
 def scan_text(text: str, file: str, own: Sequence[str] = ()) -> List[Finding]:
     """Every text rule over one file (at most `MAX_FINDINGS_PER_FILE`, worst first kept)."""
-    low = text.lower()
+    reading = Reading(text)
     found = [
-        *instructions(text, file, low),
-        *remote_code(text, file, low),
+        *instructions(text, file, reading=reading),
+        *remote_code(text, file, reading=reading),
         *secrets(text, file),
-        *hidden_text(text, file),
+        *hidden_text(text, file, reading),
         *urls(text, file, own),
     ]
     if len(found) <= MAX_FINDINGS_PER_FILE:

@@ -14,6 +14,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from boost_cli.core.text import clip
 from boost_cli.core.trust import EXCERPT_CHARS, Finding, escape
+from boost_cli.core.trust_reading import CONFUSABLES
 
 # Names of skills people know by name (Anthropic's and the default registries' best known):
 # an entry elsewhere whose name reads as one of these, but is not it, is a look-alike.
@@ -65,12 +66,11 @@ WELL_KNOWN = frozenset(
         "github",
     ]
 )
-# Characters that read as a Latin letter (Cyrillic, Greek, fullwidth, and ASCII swaps).
+# Characters that read as a Latin letter: the table the text rules fold with (Cyrillic,
+# Greek, Latin extensions), Greek beta and ASCII swaps (fullwidth below).
 _CONFUSABLE = {
-    **dict(zip("аеорсухіјѕԁԛԝһӏ", "aeopcyxijsdqwhl")),
-    **dict(zip("АВЕКМНОРСТХІЈЅ", "abekmhopctxijs")),
-    **dict(zip("αβεικνορτυχ", "abeiknoptux")),
-    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "abezhikmnoptyx")),
+    **CONFUSABLES,
+    "β": "b",
     "0": "o",
     "1": "l",
     "|": "l",
