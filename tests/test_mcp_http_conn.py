@@ -475,3 +475,47 @@ def test_a_response_is_one_buffer() -> None:
         b"HTTP/1.1 200 OK\r\nServer: boost-mcp\r\nDate: D\r\nContent-Type: application/json\r\n"
         b"Content-Length: 2\r\nConnection: close\r\n\r\n{}"
     )
+
+
+def test_bodies_being_read_are_capped_in_total() -> None:
+    """In process: past ``max_buffered`` declared bytes being read, a request gets 503."""
+    from boost_cli.core.http_serve import ConnServer, Response
+
+    conns = ConnServer(
+        ("127.0.0.1", 0),
+        lambda request: Response(200, (), request.body),
+        lambda status, message, client: Response(status, (), message.encode()),
+        max_body=100,
+        max_buffered=150,
+        read_seconds=5,
+    )
+    runner = threading.Thread(target=conns.serve_forever)
+    runner.start()
+    try:
+        head = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n"
+        first, r1 = _connect(conns.port)
+        second, r2 = _connect(conns.port)
+        with first, second:
+            first.sendall(head + b"x" * 10)  # 100 bytes declared, being read
+            time.sleep(0.3)
+            second.sendall(head)  # 200 declared in all: over the cap
+            second_answer = b""
+            while b"\r\n\r\n" not in second_answer:
+                second_answer += second.recv(4096)
+            assert second_answer.startswith(b"HTTP/1.1 503")
+            first.sendall(b"x" * 90)
+            while b"x" * 100 not in r1.buf:
+                r1._fill()
+            assert r1.buf.startswith(b"HTTP/1.1 200")
+            # Once the first body is read, the budget is free again.
+            third, r3 = _connect(conns.port)
+            with third:
+                third.sendall(head + b"y" * 100)
+                while b"y" * 100 not in r3.buf:
+                    r3._fill()
+                assert r3.buf.startswith(b"HTTP/1.1 200")
+    finally:
+        conns.shutdown()
+        runner.join(timeout=10)
+        conns.stop(1)
+    assert conns.open_connections() == 0

@@ -54,6 +54,7 @@ log = logging.getLogger("boost.mcp.http")
 
 _READ_CHUNK = 65536
 _TICK = 0.25  # how often deadlines are checked (seconds)
+_LINGER = 1.0  # how long a refused connection is read and dropped before it is closed
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ Refuse = Callable[[int, str, str], Response]
 
 
 class _Conn:
-    __slots__ = ("sock", "client", "buf", "head", "length", "started", "idle_since")
+    __slots__ = ("sock", "client", "buf", "head", "length", "started", "idle_since", "closing")
 
     def __init__(self, sock: socket.socket, client: str) -> None:
         self.sock = sock
@@ -89,6 +90,7 @@ class _Conn:
         self.length = 0
         self.started: Optional[float] = None  # the first byte of the request being read
         self.idle_since = time.monotonic()
+        self.closing: Optional[float] = None  # answered with an error: closed by then
 
     def next_request(self) -> None:
         self.head, self.length, self.started = None, 0, None
@@ -107,6 +109,7 @@ class ConnServer:
         workers: int = 8,
         max_connections: int = 512,
         max_body: int = 1 << 20,
+        max_buffered: int = 64 << 20,
         read_seconds: float = 10.0,
         idle_seconds: Optional[float] = None,
     ) -> None:
@@ -114,6 +117,8 @@ class ConnServer:
         self._refuse = refuse
         self.max_connections = max_connections
         self.max_body = max_body
+        self.max_buffered = max_buffered
+        self._buffered = 0  # the declared bodies of the requests being read (bytes)
         self.read_seconds = read_seconds
         self.idle_seconds = read_seconds if idle_seconds is None else idle_seconds
         family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
@@ -210,6 +215,8 @@ class ConnServer:
         if not data:
             self._drop(conn)  # the client closed: nothing to answer
             return
+        if conn.closing is not None:
+            return  # what a refused client still sends is read and dropped
         conn.buf += data
         self._advance(conn)
 
@@ -234,6 +241,10 @@ class ConnServer:
             if length > self.max_body:
                 self._fail(conn, 413, f"payload too large: at most {self.max_body} bytes")
                 return
+            if self._buffered + length > self.max_buffered:
+                self._fail(conn, 503, "server busy; retry")
+                return
+            self._buffered += length
             conn.head, conn.length = head, length
             if head.expects_continue and len(conn.buf) < length:
                 with contextlib.suppress(OSError):  # the client sends its body anyway
@@ -242,6 +253,7 @@ class ConnServer:
             return
         body = bytes(conn.buf[: conn.length])
         del conn.buf[: conn.length]
+        self._buffered -= conn.length
         assert conn.head is not None
         request = Request(conn.head, body, conn.client)
         self._sel.unregister(conn.sock)
@@ -252,7 +264,10 @@ class ConnServer:
 
     def _expire(self, now: float) -> None:
         for conn in list(self._owned):
-            if conn.started is not None and now - conn.started > self.read_seconds:
+            if conn.closing is not None:
+                if now > conn.closing:
+                    self._drop(conn)
+            elif conn.started is not None and now - conn.started > self.read_seconds:
                 self._fail(
                     conn,
                     408,
@@ -262,11 +277,24 @@ class ConnServer:
                 self._drop(conn)
 
     def _fail(self, conn: _Conn, status: int, message: str) -> None:
-        """Answer a request that cannot be read, then close its connection."""
+        """Answer a request that cannot be read, then close its connection: after the
+        client closes its side, or a second at most. Closing at once, with what it still
+        sends unread, would reset the connection and could lose the answer."""
         _send_now(conn.sock, self._refuse(status, message, conn.client), close=True)
-        self._drop(conn)
+        if conn.head is not None:
+            self._buffered -= conn.length
+        conn.head, conn.length, conn.buf = None, 0, bytearray()
+        try:
+            conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            self._drop(conn)
+            return
+        conn.closing = time.monotonic() + _LINGER
 
     def _drop(self, conn: _Conn) -> None:
+        if conn.head is not None:
+            self._buffered -= conn.length
+            conn.head = None
         with contextlib.suppress(KeyError, ValueError):
             self._sel.unregister(conn.sock)
         self._owned.discard(conn)
@@ -310,7 +338,8 @@ class ConnServer:
             log.exception("internal error while answering a request")
             response = self._refuse(500, "internal error; see the server log", conn.client)
         close = response.close or not request.head.keep_alive or self._stopping.is_set()
-        data = encode_response(response.status, response.fields, response.body, close=close)
+        body = b"" if request.head.method == "HEAD" else response.body  # never a body
+        data = encode_response(response.status, response.fields, body, close=close)
         try:
             conn.sock.settimeout(self.read_seconds)
             conn.sock.sendall(data)  # one write: status line, headers and body together

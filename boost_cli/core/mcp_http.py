@@ -19,14 +19,17 @@ What the transport does, and the rules it keeps (docs/mcp.md, "A team server"):
   an allowed host (loopback names when bound to loopback) and an ``Origin``, when sent,
   an allowed origin, else ``403`` (DNS-rebinding protection); a non-loopback bind needs a
   bearer token (`HttpSettings.token`; compared in constant time; ``401`` with
-  ``WWW-Authenticate`` otherwise). Bodies and headers are capped (``413``/``431``), a
-  client has `HttpSettings.read_seconds` to send its request (``408``), a request has
-  `HttpSettings.deadline_seconds` to be answered (a JSON-RPC error after that). Clients
-  never see a traceback; the access log (stderr) has no header values and no bodies.
-- **Bounded and graceful.** A fixed pool of worker threads serves connections; past its
-  queue a connection gets ``503`` at once. The handlers run one at a time (the index
-  readers are not shared across threads); `HttpServer.stop` stops accepting, lets
-  in-flight requests finish, then returns.
+  ``WWW-Authenticate`` otherwise). Bodies and header lines are capped (``413``/``431``),
+  a request has `HttpSettings.read_seconds` from its first byte to arrive whole (``408``),
+  and `HttpSettings.deadline_seconds` to be answered (a JSON-RPC error after that).
+  Clients never see a traceback; the access log (stderr) has no header values and no
+  bodies.
+- **Bounded and graceful.** Connections are `http_serve`'s: one reader thread reads every
+  request whole before a worker sees it (a slow client holds no worker), at most
+  `HttpSettings.max_connections` are open (``503`` past that). The handlers run one at a
+  time (the index readers are not shared across threads); `HttpServer.stop` stops
+  accepting and reading, kept-alive connections included, lets the requests being
+  answered finish (with ``Connection: close``), then returns.
 
 The module is I/O at the edge of the protocol layer: it imports base modules only, and
 takes the request handler as a function (`Respond`), so it never knows about tools.
