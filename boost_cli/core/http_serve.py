@@ -11,11 +11,14 @@ connection kept being served after SIGTERM. This module owns the connections ins
   socket each, never a worker. Framing is `http_wire`'s.
 - **Deadlines per connection**: a request has ``read_seconds`` from its first byte to
   arrive whole (head and body), else ``408`` and the connection is closed; a kept-alive
-  connection idle for ``idle_seconds`` is closed. At most ``max_connections`` are open; a
-  new one past that gets ``503`` at once.
+  connection idle for ``idle_seconds`` is closed. At most ``max_connections`` are open (a
+  new one past that gets ``503`` at once), and the bodies being read declare at most
+  ``max_buffered`` bytes in all (``503`` past that).
 - **Always in step**: the body of every request is read before it is answered, refused or
   not, so it can never be taken for the next request; a body over ``max_body`` or one that
-  cannot be framed gets its error and the connection is closed.
+  cannot be framed gets its error and the connection is closed in stages (RFC 9112 §9.6:
+  the write side first, then what the client still sends is read and dropped for a second,
+  so a reset cannot destroy the answer before it is delivered).
 - **One write per answer**, with ``TCP_NODELAY``: a kept-alive client waits for no delayed
   ACK.
 - **Stopping** (`shutdown`, then `stop`): the listener closes, every connection without a
