@@ -519,3 +519,47 @@ def test_bodies_being_read_are_capped_in_total() -> None:
         runner.join(timeout=10)
         conns.stop(1)
     assert conns.open_connections() == 0
+
+
+def test_clients_that_never_read_their_answers_hold_no_worker() -> None:
+    """In process: ten clients ask for an 8 MB answer and never read it; the rest of the
+    answer waits in the reader, not in a worker, so another client is answered at once
+    and the stalled ones are dropped after --read-timeout."""
+    from boost_cli.core.http_serve import ConnServer, Response
+
+    big = b"z" * (8 << 20)
+    conns = ConnServer(
+        ("127.0.0.1", 0),
+        lambda request: Response(200, (), big if request.head.target == "/big" else b"ok"),
+        lambda status, message, client: Response(status, (), message.encode()),
+        workers=2,
+        read_seconds=2,
+    )
+    runner = threading.Thread(target=conns.serve_forever)
+    runner.start()
+    stalled = []
+    try:
+        for _ in range(10):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", conns.port))
+            sock.sendall(b"GET /big HTTP/1.1\r\nHost: a\r\n\r\n")
+            stalled.append(sock)
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        sock, reader = _connect(conns.port)
+        with sock:
+            sock.sendall(b"GET /small HTTP/1.1\r\nHost: a\r\n\r\n")
+            while b"\r\n\r\nok" not in reader.buf:
+                reader._fill()
+        assert time.monotonic() - t0 < 1.5
+        deadline = time.monotonic() + 10
+        while conns.open_connections() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert conns.open_connections() == 0  # the stalled ones were dropped
+    finally:
+        for sock in stalled:
+            sock.close()
+        conns.shutdown()
+        runner.join(timeout=10)
+        conns.stop(1)

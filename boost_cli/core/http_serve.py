@@ -5,8 +5,8 @@ sending one header byte a second held all of boost's workers and nobody was answ
 refused request's unread body was parsed as the next request; and an open keep-alive
 connection kept being served after SIGTERM. This module owns the connections instead:
 
-- **One reader** (`ConnServer.serve_forever`, the caller's thread) accepts and reads every
-  connection through a selector. A request goes to a worker only once its head and its
+- **One reader** (`ConnServer.serve_forever`, the caller's thread) accepts, reads and
+  writes every connection through a selector. A request goes to a worker only once its head and its
   body (at most ``max_body`` bytes) have arrived whole, so clients that dawdle cost a
   socket each, never a worker. Framing is `http_wire`'s.
 - **Deadlines per connection**: a request has ``read_seconds`` from its first byte to
@@ -20,11 +20,14 @@ connection kept being served after SIGTERM. This module owns the connections ins
   the write side first, then what the client still sends is read and dropped for a second,
   so a reset cannot destroy the answer before it is delivered).
 - **One write per answer**, with ``TCP_NODELAY``: a kept-alive client waits for no delayed
-  ACK.
-- **Stopping** (`shutdown`, then `stop`): the listener closes, every connection without a
-  request in a worker is closed, the requests in workers are answered with
-  ``Connection: close``, and `stop` waits for them up to its grace. The threads are
-  daemons: nothing holds the process's exit past that.
+  ACK. What the client's socket does not take at once goes back to the reader, which sends
+  it as the client reads (a client that takes nothing for ``read_seconds`` is dropped): no
+  worker waits on a slow reader either.
+- **Stopping** (`shutdown`): the listener closes, every connection without an answer
+  pending is closed (idle, or half a request: nothing more is read), the requests in
+  workers are answered with ``Connection: close``, and `serve_forever` returns once they
+  are written, or after ``drain_seconds``. The threads are daemons: nothing holds the
+  process's exit past that.
 
 What a request means is the caller's (`Handle`); this module knows HTTP, not MCP.
 """
@@ -83,17 +86,34 @@ Refuse = Callable[[int, str, str], Response]
 
 
 class _Conn:
-    __slots__ = ("sock", "client", "buf", "head", "length", "started", "idle_since", "closing")
+    __slots__ = (
+        "sock",
+        "client",
+        "buf",
+        "head",
+        "length",
+        "started",
+        "idle_since",
+        "closing",
+        "out",
+        "write_by",
+        "close_after",
+        "linger",
+    )
 
     def __init__(self, sock: socket.socket, client: str) -> None:
         self.sock = sock
         self.client = client
-        self.buf = bytearray()
+        self.buf = bytearray()  # read, not yet parsed
         self.head: Optional[Head] = None
         self.length = 0
         self.started: Optional[float] = None  # the first byte of the request being read
         self.idle_since = time.monotonic()
-        self.closing: Optional[float] = None  # answered with an error: closed by then
+        self.closing: Optional[float] = None  # half-closed after an error: closed by then
+        self.out = bytearray()  # an answer's bytes the client has not taken yet
+        self.write_by = 0.0
+        self.close_after = False  # close once ``out`` is sent
+        self.linger = False  # ... in stages (an error: the client may still be sending)
 
     def next_request(self) -> None:
         self.head, self.length, self.started = None, 0, None
@@ -115,6 +135,7 @@ class ConnServer:
         max_buffered: int = 64 << 20,
         read_seconds: float = 10.0,
         idle_seconds: Optional[float] = None,
+        drain_seconds: float = 30.0,
     ) -> None:
         self._handle = handle
         self._refuse = refuse
@@ -124,6 +145,7 @@ class ConnServer:
         self._buffered = 0  # the declared bodies of the requests being read (bytes)
         self.read_seconds = read_seconds
         self.idle_seconds = read_seconds if idle_seconds is None else idle_seconds
+        self.drain_seconds = drain_seconds
         family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self._listener = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -141,11 +163,11 @@ class ConnServer:
         self._sel = selectors.DefaultSelector()
         self._owned: Set[_Conn] = set()  # connections the reader holds (not in a worker)
         self._lock = threading.Lock()
-        self._done = threading.Condition(self._lock)
         self._returned: Deque[_Conn] = collections.deque()
         self._open = 0  # connections open, in the reader or in a worker
         self._inflight = 0  # requests handed to workers and not yet answered
         self._stopping = threading.Event()
+        self._serving = False
         self._reader_done = threading.Event()
         self._jobs: queue.Queue[Optional[Tuple[_Conn, Request]]] = queue.Queue()
         self._workers = [
@@ -158,19 +180,26 @@ class ConnServer:
     # ------------------------------------------------------------------ the reader
 
     def serve_forever(self) -> None:
-        """Accept, read and dispatch until `shutdown`; then close what the reader holds."""
+        """Accept, read, dispatch and write until `shutdown`; then stop reading, finish the
+        answers (at most ``drain_seconds``) and close every connection."""
+        self._serving = True
         self._sel.register(self._listener, selectors.EVENT_READ, "listen")
         self._sel.register(self._wake_r, selectors.EVENT_READ, "wake")
         try:
             while not self._stopping.is_set():
-                for key, _ in self._sel.select(timeout=_TICK):
-                    if key.data == "listen":
-                        self._accept()
-                    elif key.data == "wake":
-                        self._take_returned()
-                    else:
-                        self._read(key.data)
-                self._expire(time.monotonic())
+                self._turn()
+            self._sel.unregister(self._listener)
+            self._listener.close()
+            for conn in list(self._owned):
+                if not conn.out:
+                    self._drop(conn)  # idle, or half a request: nothing more is read
+            end = time.monotonic() + self.drain_seconds
+            while time.monotonic() < end:
+                with self._lock:
+                    busy = self._inflight or self._returned
+                if not busy and not self._owned:
+                    break
+                self._turn()
         finally:
             self._sel.close()
             self._listener.close()
@@ -180,6 +209,18 @@ class ConnServer:
                 self._returned.clear()
             for conn in leftover:
                 self._close(conn)
+
+    def _turn(self) -> None:
+        for key, mask in self._sel.select(timeout=_TICK):
+            if key.data == "listen":
+                self._accept()
+            elif key.data == "wake":
+                self._take_returned()
+            elif mask & selectors.EVENT_WRITE:
+                self._write(key.data)
+            else:
+                self._read(key.data)
+        self._expire(time.monotonic())
 
     def _accept(self) -> None:
         while True:
@@ -265,9 +306,42 @@ class ConnServer:
             self._inflight += 1
         self._jobs.put((conn, request))
 
+    def _write(self, conn: _Conn) -> None:
+        """Send what ``conn``'s client has not taken of its answer."""
+        try:
+            sent = conn.sock.send(conn.out)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._drop(conn)
+            return
+        del conn.out[:sent]
+        if not conn.out:
+            self._written(conn)
+
+    def _written(self, conn: _Conn) -> None:
+        """An answer is out: close, close in stages, or read the next request."""
+        if conn.close_after:
+            if not conn.linger:
+                self._drop(conn)
+                return
+            try:
+                conn.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                self._drop(conn)
+                return
+            conn.closing = time.monotonic() + _LINGER
+        self._sel.modify(conn.sock, selectors.EVENT_READ, conn)
+        if conn.closing is None and conn.buf:
+            conn.started = time.monotonic()
+            self._advance(conn)  # a pipelined request was already read
+
     def _expire(self, now: float) -> None:
         for conn in list(self._owned):
-            if conn.closing is not None:
+            if conn.out:
+                if now > conn.write_by:
+                    self._drop(conn)  # a client that does not take its answer
+            elif conn.closing is not None:
                 if now > conn.closing:
                     self._drop(conn)
             elif conn.started is not None and now - conn.started > self.read_seconds:
@@ -280,19 +354,19 @@ class ConnServer:
                 self._drop(conn)
 
     def _fail(self, conn: _Conn, status: int, message: str) -> None:
-        """Answer a request that cannot be read, then close its connection: after the
-        client closes its side, or a second at most. Closing at once, with what it still
-        sends unread, would reset the connection and could lose the answer."""
-        _send_now(conn.sock, self._refuse(status, message, conn.client), close=True)
+        """Answer a request that cannot be read, then close its connection in stages
+        (RFC 9112 §9.6): the write side first, then what the client still sends is read
+        and dropped until it closes, or a second. Closing at once, with its bytes unread,
+        would reset the connection, and a reset can destroy the answer before it arrives."""
+        response = self._refuse(status, message, conn.client)
+        data = encode_response(response.status, response.fields, response.body, close=True)
         if conn.head is not None:
             self._buffered -= conn.length
         conn.head, conn.length, conn.buf = None, 0, bytearray()
-        try:
-            conn.sock.shutdown(socket.SHUT_WR)
-        except OSError:
-            self._drop(conn)
-            return
-        conn.closing = time.monotonic() + _LINGER
+        conn.out, conn.close_after, conn.linger = bytearray(data), True, True
+        conn.write_by = time.monotonic() + self.read_seconds
+        self._sel.modify(conn.sock, selectors.EVENT_WRITE, conn)
+        self._write(conn)
 
     def _drop(self, conn: _Conn) -> None:
         if conn.head is not None:
@@ -312,12 +386,21 @@ class ConnServer:
         with self._lock:
             back = list(self._returned)
             self._returned.clear()
+        stopping = self._stopping.is_set()
         for conn in back:
+            if stopping and not conn.out:
+                self._close(conn)
+                continue
+            conn.close_after = conn.close_after or stopping
             self._owned.add(conn)
-            self._sel.register(conn.sock, selectors.EVENT_READ, conn)
-            if conn.buf:
-                conn.started = time.monotonic()
-                self._advance(conn)  # a pipelined request was already read
+            if conn.out:
+                self._sel.register(conn.sock, selectors.EVENT_WRITE, conn)
+                self._write(conn)
+            else:
+                self._sel.register(conn.sock, selectors.EVENT_READ, conn)
+                if conn.buf:
+                    conn.started = time.monotonic()
+                    self._advance(conn)  # a pipelined request was already read
 
     # ------------------------------------------------------------------ the workers
 
@@ -332,7 +415,8 @@ class ConnServer:
             finally:
                 with self._lock:
                     self._inflight -= 1
-                    self._done.notify_all()
+                if self._stopping.is_set():
+                    self._wake()  # the reader waits for the last answer to exit
 
     def _answer(self, conn: _Conn, request: Request) -> None:
         try:
@@ -344,30 +428,35 @@ class ConnServer:
         body = b"" if request.head.method == "HEAD" else response.body  # never a body
         data = encode_response(response.status, response.fields, body, close=close)
         try:
-            conn.sock.settimeout(self.read_seconds)
-            conn.sock.sendall(data)  # one write: status line, headers and body together
-            conn.sock.setblocking(False)
+            sent = conn.sock.send(data)  # one write: status line, headers and body together
+        except (BlockingIOError, InterruptedError):
+            sent = 0
         except OSError:
-            close = True
-        if close:
+            self._close(conn)
+            return
+        if sent == len(data) and close:
             self._close(conn)
             return
         conn.next_request()
+        if sent < len(data):  # the reader sends the rest as the client takes it
+            conn.out = bytearray(data[sent:])
+            conn.write_by = time.monotonic() + self.read_seconds
+            conn.close_after = close
         with self._lock:
-            if not self._reader_done.is_set():
+            back = not self._reader_done.is_set()
+            if back:
                 self._returned.append(conn)
-                conn = None  # type: ignore[assignment]
-        if conn is not None:
+        if back:
+            self._wake()
+        else:
             self._close(conn)
-            return
-        try:
-            self._wake_w.send(b"\0")
-        except (BlockingIOError, InterruptedError):
-            pass  # the reader has wake-ups pending already
-        except OSError:
-            pass  # closed: the reader is gone and closes what it was given back
 
     # ------------------------------------------------------------------ shared
+
+    def _wake(self) -> None:
+        # Full: the reader has wake-ups pending already; closed: it is gone.
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"\0")
 
     def _close(self, conn: _Conn) -> None:
         try:
@@ -379,21 +468,18 @@ class ConnServer:
     def shutdown(self) -> None:
         """Stop accepting and reading (safe from a signal handler and any thread)."""
         self._stopping.set()
-        with contextlib.suppress(OSError):  # full or closed: the flag is seen within a tick
-            self._wake_w.send(b"\0")
+        self._wake()
 
     def stop(self, grace_seconds: float) -> None:
-        """`shutdown`, then wait (at most ``grace_seconds``) for the requests in workers."""
+        """`shutdown`, and wait (at most ``grace_seconds``) for `serve_forever` to finish
+        the answers being written and return."""
         self.shutdown()
-        end = time.monotonic() + grace_seconds
-        self._reader_done.wait(timeout=max(0.0, end - time.monotonic()))
-        with self._lock:
-            while self._inflight and time.monotonic() < end:
-                self._done.wait(timeout=max(0.0, end - time.monotonic()))
+        if self._serving:
+            self._reader_done.wait(timeout=grace_seconds)
+        else:
+            self._listener.close()
         for _ in self._workers:
             self._jobs.put(None)
-        if not self._reader_done.is_set():  # serve_forever never ran
-            self._listener.close()
         for s in (self._wake_r, self._wake_w):
             s.close()
 

@@ -291,6 +291,7 @@ class HttpServer:
             max_connections=settings.max_connections,
             max_body=settings.max_body_bytes,
             read_seconds=settings.read_seconds,
+            drain_seconds=settings.deadline_seconds,
         )
         self.port = self._conns.port
 
