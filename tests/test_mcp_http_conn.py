@@ -563,3 +563,60 @@ def test_clients_that_never_read_their_answers_hold_no_worker() -> None:
         conns.shutdown()
         runner.join(timeout=10)
         conns.stop(1)
+
+
+def test_the_server_in_process_answers_and_refuses() -> None:
+    """`HttpServer` with a stand-in handler, in this process (so coverage sees it): each
+    status on one kept-alive socket, then a stop with a request half sent."""
+    from boost_cli.core.mcp_http import HttpServer, HttpSettings
+
+    lines: List[str] = []
+
+    def respond(message: Any, legacy: Optional[str]) -> Optional[Dict[str, Any]]:
+        if "id" not in message:
+            return None
+        return {"jsonrpc": "2.0", "id": message["id"], "result": {"legacy": legacy}}
+
+    srv = HttpServer(
+        respond, HttpSettings(port=0, token=TOKEN, read_seconds=1, log_sink=lines.append)
+    )
+    runner = threading.Thread(target=srv.serve_forever)
+    runner.start()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    try:
+        sock, reader = _connect(srv.port)
+        with sock:
+            for data, status in (
+                (_post(PING, auth), 200),
+                (_post({"jsonrpc": "2.0", "method": "notifications/x"}, auth), 202),
+                (_post(PING), 401),
+                (_post(PING, {**auth, "Host": "evil.example"}), 403),
+                (_post(PING, {**auth, "Origin": "http://evil.example"}), 403),
+                (_post(None, auth, raw=b"{nope"), 400),
+                (_post(None, auth, raw=b"").replace(b"Content-Length: 0\r\n", b""), 411),
+                (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 200),
+                (b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 405),
+                (b"GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404),
+                (b"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 405),
+                (b"PATCH /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 501),
+            ):
+                sock.sendall(data)
+                got = reader.response()
+                assert got[0] == status, (data, got)
+            sock.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            while b"\r\n\r\n" not in reader.buf:
+                reader._fill()
+            assert reader.buf.startswith(b"HTTP/1.1 501") and reader.buf.endswith(b"\r\n\r\n")
+        late, late_reader = _connect(srv.port)
+        with late:
+            late.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # half a head
+            time.sleep(0.3)
+            srv.shutdown()
+            runner.join(timeout=10)
+            assert late_reader.closed()  # not read on after the stop
+    finally:
+        srv.shutdown()
+        runner.join(timeout=10)
+        srv.stop(1)
+    assert not runner.is_alive()
+    assert any(" 401 " in line for line in lines) and TOKEN not in "".join(lines)
