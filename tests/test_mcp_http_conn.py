@@ -502,7 +502,7 @@ def test_bodies_being_read_are_capped_in_total() -> None:
             second_answer = b""
             while b"\r\n\r\n" not in second_answer:
                 second_answer += second.recv(4096)
-            assert second_answer.startswith(b"HTTP/1.1 503")
+            assert second_answer.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in second_answer
             first.sendall(b"x" * 90)
             while b"x" * 100 not in r1.buf:
                 r1._fill()

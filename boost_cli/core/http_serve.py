@@ -359,7 +359,9 @@ class ConnServer:
         and dropped until it closes, or a second. Closing at once, with its bytes unread,
         would reset the connection, and a reset can destroy the answer before it arrives."""
         response = self._refuse(status, message, conn.client)
-        data = encode_response(response.status, response.fields, response.body, close=True)
+        busy = (("Retry-After", "1"),) if status == 503 else ()
+        fields = response.fields + busy
+        data = encode_response(response.status, fields, response.body, close=True)
         if conn.head is not None:
             self._buffered -= conn.length
         conn.head, conn.length, conn.buf = None, 0, bytearray()
