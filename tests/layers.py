@@ -27,6 +27,8 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.text",
             "boost_cli.core.binio",
             "boost_cli.core.http",
+            "boost_cli.core.http_wire",
+            "boost_cli.core.http_serve",
             "boost_cli.core.bundlefile",
             "boost_cli.core.settings",
         ),

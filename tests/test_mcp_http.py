@@ -232,7 +232,7 @@ def test_batches_bad_bodies_and_caps(home: Path) -> None:
         )
         assert sock.recv(4096).startswith(b"HTTP/1.1 413")
         sock.close()
-        # Headers over http.server's line cap.
+        # A header line over the 8 KiB cap.
         status = s.request("POST", headers={"X-Big": "y" * 70000})
         assert status == 431
         # The server is still fine after all that.

@@ -545,7 +545,11 @@ def test_a_client_that_never_reads_stderr_still_gets_every_answer(tmp_path: Path
         "    raise RuntimeError('a bug ' + 'x' * 2000)\n\n\n"
         "lookup.read = _broken\n"
     )
-    server = McpProcess(tmp_path / "home", env={"PYTHONPATH": str(hook)})
+    # sitecustomize runs before `python -m` puts the working folder on sys.path: the hook
+    # can import boost_cli only when ROOT is on PYTHONPATH too (boost need not be installed).
+    server = McpProcess(
+        tmp_path / "home", env={"PYTHONPATH": os.pathsep.join([str(hook), str(ROOT)])}
+    )
     try:
         server.initialize()
         calls = 300

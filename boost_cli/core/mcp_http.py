@@ -19,14 +19,17 @@ What the transport does, and the rules it keeps (docs/mcp.md, "A team server"):
   an allowed host (loopback names when bound to loopback) and an ``Origin``, when sent,
   an allowed origin, else ``403`` (DNS-rebinding protection); a non-loopback bind needs a
   bearer token (`HttpSettings.token`; compared in constant time; ``401`` with
-  ``WWW-Authenticate`` otherwise). Bodies and headers are capped (``413``/``431``), a
-  client has `HttpSettings.read_seconds` to send its request (``408``), a request has
-  `HttpSettings.deadline_seconds` to be answered (a JSON-RPC error after that). Clients
-  never see a traceback; the access log (stderr) has no header values and no bodies.
-- **Bounded and graceful.** A fixed pool of worker threads serves connections; past its
-  queue a connection gets ``503`` at once. The handlers run one at a time (the index
-  readers are not shared across threads); `HttpServer.stop` stops accepting, lets
-  in-flight requests finish, then returns.
+  ``WWW-Authenticate`` otherwise). Bodies and header lines are capped (``413``/``431``),
+  a request has `HttpSettings.read_seconds` from its first byte to arrive whole (``408``),
+  and `HttpSettings.deadline_seconds` to be answered (a JSON-RPC error after that).
+  Clients never see a traceback; the access log (stderr) has no header values and no
+  bodies.
+- **Bounded and graceful.** Connections are `http_serve`'s: one reader thread reads every
+  request whole before a worker sees it (a slow client holds no worker), at most
+  `HttpSettings.max_connections` are open (``503`` past that). The handlers run one at a
+  time (the index readers are not shared across threads); `HttpServer.stop` stops
+  accepting and reading, kept-alive connections included, lets the requests being
+  answered finish (with ``Connection: close``), then returns.
 
 The module is I/O at the edge of the protocol layer: it imports base modules only, and
 takes the request handler as a function (`Respond`), so it never knows about tools.
@@ -35,20 +38,18 @@ takes the request handler as a function (`Respond`), so it never knows about too
 from __future__ import annotations
 
 import base64
-import concurrent.futures
 import hmac
-import http.server
 import ipaddress
 import json
 import logging
-import socket
-import socketserver
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from boost_cli.core.errors import UsageError
+from boost_cli.core.http_serve import ConnServer, Request, Response
+from boost_cli.core.http_wire import Head
 
 log = logging.getLogger("boost.mcp.http")
 
@@ -65,7 +66,6 @@ INTERNAL_ERROR = -32603
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
-MAX_HEADER_LINE = 8192  # http.server's own cap per line (431 past it)
 
 #: ``respond(message, legacy_version)`` → the JSON-RPC response, or None when none is
 #: due. ``legacy_version`` is the 2025-era version a request without a 2026-07-28
@@ -84,8 +84,8 @@ class HttpSettings:
     max_body_bytes: int = 1 << 20
     read_seconds: float = 10.0
     deadline_seconds: float = 30.0
-    workers: int = 32  # connection threads (an idle keep-alive connection holds one)
-    queue: int = 128
+    workers: int = 8  # threads that answer whole requests (the handlers run one at a time)
+    max_connections: int = 512  # open connections, idle and reading included (503 past it)
     access_log: bool = True
     log_sink: Optional[Callable[[str], None]] = field(default=None, compare=False)
 
@@ -260,71 +260,40 @@ def _mismatch(message: Dict[str, Any], meta: Dict[str, Any], headers: Dict[str, 
 # --------------------------------------------------------------------------- the server
 
 
-class _Pool(socketserver.TCPServer):
-    """A TCP server whose connections are served by a fixed pool of threads."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, address: Tuple[str, int], handler: Any, owner: HttpServer) -> None:
-        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
-        self.owner = owner
-        super().__init__(address, handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        owner = self.owner
-        with owner._lock:
-            busy = owner._pending >= owner.settings.workers + owner.settings.queue
-            if not busy:
-                owner._pending += 1
-        if busy:
-            _refuse_busy(request)
-            self.shutdown_request(request)
-            return
-        owner._executor.submit(self._serve, request, client_address)
-
-    def _serve(self, request: Any, client_address: Any) -> None:
-        try:
-            self.finish_request(request, client_address)
-        except Exception:  # noqa: BLE001 - one broken connection must not stop the server
-            log.exception("error while serving a connection")
-        finally:
-            self.shutdown_request(request)
-            with self.owner._lock:
-                self.owner._pending -= 1
-                self.owner._idle.notify_all()
+def _json_reply(reply: Reply) -> Response:
+    body = b""
+    fields: List[Tuple[str, str]] = [("Cache-Control", "no-store")]
+    if reply.body is not None:
+        body = json.dumps(reply.body, ensure_ascii=False, separators=(",", ":")).encode()
+        fields.insert(0, ("Content-Type", "application/json"))
+    return Response(reply.status, tuple(fields) + reply.headers, body)
 
 
-def _refuse_busy(sock: socket.socket) -> None:
-    body = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"server busy; retry"}}'
-    head = (
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
-    )
-    try:
-        sock.settimeout(1.0)
-        sock.sendall(head.encode() + body)
-    except OSError:
-        pass
+def _plain(status: int, message: str, *extra: Tuple[str, str]) -> Reply:
+    code = INVALID_REQUEST if status < 500 else INTERNAL_ERROR
+    return Reply(status, _rpc_error(None, code, message), tuple(extra))
 
 
 class HttpServer:
-    """``boost mcp --http``: `serve_forever` until `stop` (SIGTERM/SIGINT in the command)."""
+    """``boost mcp --http``: `serve_forever` until `shutdown`, then `stop` (the command does
+    both on SIGTERM/SIGINT). Connections are `http_serve`'s; this class answers requests."""
 
     def __init__(self, respond: Respond, settings: HttpSettings) -> None:
         check_settings(settings)
         self.settings = settings
         self._respond = respond
         self._handle_lock = threading.Lock()  # the handlers run one at a time
-        self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
-        self._pending = 0
-        self._executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=settings.workers, thread_name_prefix="boost-mcp-http"
+        self._conns = ConnServer(
+            (settings.host, settings.port),
+            self.handle,
+            self.refuse,
+            workers=settings.workers,
+            max_connections=settings.max_connections,
+            max_body=settings.max_body_bytes,
+            read_seconds=settings.read_seconds,
+            drain_seconds=settings.deadline_seconds,
         )
-        self._httpd = _Pool((settings.host, settings.port), _handler_class(self), self)
-        self.port = self._httpd.server_address[1]
+        self.port = self._conns.port
 
     # The allowed Host and Origin values, from the bound address and the settings.
     def allowed_hosts(self) -> Tuple[str, ...]:
@@ -379,17 +348,17 @@ class HttpServer:
         )
 
     def serve_forever(self) -> None:
-        self._httpd.serve_forever(poll_interval=0.2)
+        self._conns.serve_forever()
+
+    def shutdown(self) -> None:
+        """Stop accepting and reading requests, open connections included (any thread, or a
+        signal handler); `serve_forever` returns."""
+        self._conns.shutdown()
 
     def stop(self, grace_seconds: float = 30.0) -> None:
-        """Stop accepting, wait (at most ``grace_seconds``) for in-flight requests, close."""
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        end = time.monotonic() + grace_seconds
-        with self._lock:
-            while self._pending and time.monotonic() < end:
-                self._idle.wait(timeout=max(0.0, end - time.monotonic()))
-        self._executor.shutdown(wait=False)
+        """`shutdown`, wait (at most ``grace_seconds``) for the requests being answered,
+        which go out with ``Connection: close``."""
+        self._conns.stop(grace_seconds)
 
     def log(self, line: str) -> None:
         sink = self.settings.log_sink
@@ -398,163 +367,92 @@ class HttpServer:
         else:
             log.info("%s", line)
 
-
-def _handler_class(server: HttpServer) -> Any:
-    settings = server.settings
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "boost-mcp"
-        sys_version = ""
-        timeout = settings.read_seconds  # every socket read: a slow client gets 408/closed
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return  # http.server's own log has the raw request line; ours is `_access`
-
-        def log_error(self, format: str, *args: Any) -> None:  # noqa: A002
-            return
-
-        def _access(self, status: int, note: str, started: float) -> None:
-            if settings.access_log:
-                ms = (time.perf_counter() - started) * 1000
-                who = self.client_address[0] if self.client_address else "-"
-                server.log(
-                    f"{who} {_clip(self.command, 8)} {_clip(self.path, 60)} {status} "
-                    f"{ms:.1f}ms {note}".rstrip()
-                )
-
-        def _send(self, reply: Reply, started: float) -> None:
-            body = b""
-            if reply.body is not None:
-                body = json.dumps(reply.body, ensure_ascii=False, separators=(",", ":")).encode()
-            self.send_response(reply.status)
-            if reply.body is not None:
-                self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            for k, v in reply.headers:
-                self.send_header(k, v)
-            self.end_headers()
-            if body:
-                self.wfile.write(body)
-            self._access(reply.status, reply.note, started)
-
-        def _plain(
-            self, status: int, message: str, started: float, *extra: Tuple[str, str]
-        ) -> None:
-            code = INVALID_REQUEST if status < 500 else INTERNAL_ERROR
-            self._send(Reply(status, _rpc_error(None, code, message), tuple(extra)), started)
-
-        def _guard(self, started: float) -> bool:
-            """Host, Origin and token checks; False when a refusal was sent."""
-            hosts = server.allowed_hosts()
-            host = (self.headers.get("Host") or "").strip().lower()
-            if hosts and host not in hosts:
-                self._plain(403, "forbidden: Host not allowed", started)
-                return False
-            origin = self.headers.get("Origin")
-            if origin is not None and origin.rstrip("/").lower() not in server.allowed_origins():
-                self._plain(403, "forbidden: Origin not allowed", started)
-                return False
-            if settings.token:
-                auth = self.headers.get("Authorization") or ""
-                scheme, _, given = auth.partition(" ")
-                ok = scheme.lower() == "bearer" and hmac.compare_digest(
-                    given.strip().encode(), settings.token.encode()
-                )
-                if not ok:
-                    self._plain(
-                        401,
-                        "unauthorized: send 'Authorization: Bearer <token>'",
-                        started,
-                        ("WWW-Authenticate", 'Bearer realm="boost"'),
-                    )
-                    return False
-            return True
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            started = time.perf_counter()
-            if self.path == HEALTH:
-                self._send(Reply(200, {"status": "ok"}), started)
-            elif self.path.split("?", 1)[0] == ENDPOINT:
-                self._plain(
-                    405,
-                    "method not allowed: POST JSON-RPC messages to this endpoint",
-                    started,
-                    ("Allow", "POST"),
-                )
-            else:
-                self._plain(404, "not found: the MCP endpoint is /mcp", started)
-
-        def do_DELETE(self) -> None:  # noqa: N802
-            started = time.perf_counter()
-            self._plain(
-                405, "method not allowed: there are no sessions to end", started, ("Allow", "POST")
+    def _access(
+        self, client: str, method: str, target: str, status: int, ms: float, note: str
+    ) -> None:
+        if self.settings.access_log:
+            self.log(
+                f"{client} {_clip(method, 8)} {_clip(target, 60)} {status} {ms:.1f}ms {note}".rstrip()
             )
 
-        def do_PUT(self) -> None:  # noqa: N802
-            self.do_DELETE()
+    def refuse(self, status: int, message: str, client: str) -> Response:
+        """The answer to a request that could not be read whole (`http_serve.Refuse`)."""
+        self._access(client, "-", "-", status, 0.0, "")
+        return _json_reply(_plain(status, message))
 
-        def do_POST(self) -> None:  # noqa: N802
-            started = time.perf_counter()
-            if self.path.split("?", 1)[0] != ENDPOINT:
-                self._plain(404, "not found: the MCP endpoint is /mcp", started)
-                return
-            if not self._guard(started):
-                return
-            if self.headers.get("Transfer-Encoding"):
-                self._plain(
-                    411, "length required: send Content-Length, not chunked bodies", started
-                )
-                return
-            try:
-                length = int(self.headers.get("Content-Length", ""))
-            except ValueError:
-                self._plain(411, "length required: send Content-Length", started)
-                return
-            if length < 0 or length > settings.max_body_bytes:
-                self.close_connection = True
-                self._plain(
-                    413, f"payload too large: at most {settings.max_body_bytes} bytes", started
-                )
-                return
-            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-            if ctype != "application/json":
-                self._plain(415, "unsupported media type: send application/json", started)
-                return
-            accept = (self.headers.get("Accept") or "*/*").lower()
-            if not any(t in accept for t in ("application/json", "*/*", "application/*")):
-                self._plain(406, "not acceptable: this server answers application/json", started)
-                return
-            try:
-                raw = self.rfile.read(length)
-            except (socket.timeout, OSError):
-                self.close_connection = True
-                self._plain(408, "request timeout: the body did not arrive in time", started)
-                return
-            if len(raw) < length:
-                self.close_connection = True
-                self._plain(400, "bad request: the body is shorter than Content-Length", started)
-                return
-            try:
-                message = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                self._send(
-                    Reply(400, _rpc_error(None, PARSE_ERROR, "parse error: the body is not JSON")),
-                    started,
-                )
-                return
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            try:
-                reply = route(message, headers, server.respond_within_deadline, settings)
-            except Exception:  # noqa: BLE001 - the client never sees a traceback
-                log.exception("internal error while routing a request")
-                reply = Reply(
-                    500, _rpc_error(None, INTERNAL_ERROR, "internal error; see the server log")
-                )
-            self._send(reply, started)
+    def handle(self, request: Request) -> Response:
+        """One whole request → its response (`http_serve.Handle`, in a worker thread)."""
+        started = time.perf_counter()
+        head = request.head
+        try:
+            reply = self.answer(head, request.body)
+        except Exception:  # noqa: BLE001 - the client never sees a traceback
+            log.exception("internal error while routing a request")
+            reply = _plain(500, "internal error; see the server log")
+        ms = (time.perf_counter() - started) * 1000
+        self._access(request.client, head.method, head.target, reply.status, ms, reply.note)
+        return _json_reply(reply)
 
-    return Handler
+    def answer(self, head: Head, body: bytes) -> Reply:
+        path = head.target.split("?", 1)[0]
+        if head.method == "GET":
+            if head.target == HEALTH:
+                return Reply(200, {"status": "ok"})
+            if path == ENDPOINT:
+                return _plain(
+                    405,
+                    "method not allowed: POST JSON-RPC messages to this endpoint",
+                    ("Allow", "POST"),
+                )
+            return _plain(404, "not found: the MCP endpoint is /mcp")
+        if head.method in ("DELETE", "PUT"):
+            return _plain(
+                405, "method not allowed: there are no sessions to end", ("Allow", "POST")
+            )
+        if head.method != "POST":
+            return _plain(501, "not implemented: POST JSON-RPC messages to /mcp", ("Allow", "POST"))
+        if path != ENDPOINT:
+            return _plain(404, "not found: the MCP endpoint is /mcp")
+        refused = self._guard(head)
+        if refused is not None:
+            return refused
+        if head.get("content-length") is None:
+            return _plain(411, "length required: send Content-Length")
+        ctype = (head.get("content-type") or "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            return _plain(415, "unsupported media type: send application/json")
+        accept = (head.get("accept") or "*/*").lower()
+        if not any(t in accept for t in ("application/json", "*/*", "application/*")):
+            return _plain(406, "not acceptable: this server answers application/json")
+        try:
+            message = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return Reply(400, _rpc_error(None, PARSE_ERROR, "parse error: the body is not JSON"))
+        headers = dict(head.fields)
+        return route(message, headers, self.respond_within_deadline, self.settings)
+
+    def _guard(self, head: Head) -> Optional[Reply]:
+        """Host, Origin and token checks: the refusal, or None."""
+        hosts = self.allowed_hosts()
+        host = (head.get("host") or "").strip().lower()
+        if hosts and host not in hosts:
+            return _plain(403, "forbidden: Host not allowed")
+        origin = head.get("origin")
+        if origin is not None and origin.rstrip("/").lower() not in self.allowed_origins():
+            return _plain(403, "forbidden: Origin not allowed")
+        token = self.settings.token
+        if token:
+            scheme, _, given = (head.get("authorization") or "").partition(" ")
+            ok = scheme.lower() == "bearer" and hmac.compare_digest(
+                given.strip().encode(), token.encode()
+            )
+            if not ok:
+                return _plain(
+                    401,
+                    "unauthorized: send 'Authorization: Bearer <token>'",
+                    ("WWW-Authenticate", 'Bearer realm="boost"'),
+                )
+        return None
 
 
 def serve(
@@ -568,12 +466,9 @@ def serve(
     import signal
 
     server = HttpServer(respond, settings)
-    stopping = threading.Event()
 
     def on_signal(signum: int, _frame: Any) -> None:
-        if not stopping.is_set():
-            stopping.set()
-            threading.Thread(target=server._httpd.shutdown, daemon=True).start()
+        server.shutdown()
 
     previous = {s: signal.signal(s, on_signal) for s in stop_on}
     try:
