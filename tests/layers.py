@@ -46,6 +46,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.trust",
             "boost_cli.core.trust_names",
             "boost_cli.core.enrich.prompt",
+            "boost_cli.core.enrich.answer",
         ),
     ),
     (
