@@ -68,6 +68,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.embed",
             "boost_cli.core.dense",
             "boost_cli.core.lexical",
+            "boost_cli.core.enrich.store",
         ),
     ),
     ("seam", ("boost_cli.core.retrieval",)),

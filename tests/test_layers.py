@@ -35,6 +35,10 @@ LAZY_ALLOWED = {
     # A query never chunks: the index and dense text code loads its parsers only to build.
     ("boost_cli.core.index.contents", "boost_cli.core.chunker"),
     ("boost_cli.core.index.contents", "boost_cli.core.frontmatter"),
+    # ... nor reads the enrichment store: only a segment build adds its chunk.
+    ("boost_cli.core.index.segment", "boost_cli.core.enrich.store"),
+    ("boost_cli.core.index.segment", "boost_cli.core.enrich.prompt"),
+    ("boost_cli.core.index.segment", "boost_cli.core.chunker"),
     # A dense query never chunks: the text-unit code loads its parsers only to build.
     ("boost_cli.core.dense.units", "boost_cli.core.chunker"),
     ("boost_cli.core.dense.units", "boost_cli.core.frontmatter"),
