@@ -40,6 +40,8 @@ class RecordedClient:
 
     backend = "recorded"
     model = "recorded"
+    endpoint = "recorded answers"
+    local = True  # nothing leaves the machine
 
     def __init__(self, answers: Dict[str, str], pending: Optional[Path] = None) -> None:
         self.answers = answers

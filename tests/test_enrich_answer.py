@@ -148,3 +148,18 @@ def test_claimed_tasks_beyond_the_items_words_are_dropped() -> None:
     )
     assert off_topic.by_digest == {}
     assert off_topic.dropped == {"about: shares no word with the item": 1}
+
+
+def test_an_on_topic_answer_keeps_at_most_two_loose_phrases() -> None:
+    """Measured: 4 on-topic phrases and 6 popular claims → the 4 and 2 claims, 4 dropped."""
+    on_topic = [
+        "change the margins of a pdf",
+        "make pdf pages fit a printer",
+        "pdf margins are too wide",
+        "adjust page margins before printing",
+    ]
+    got = answer.parse(
+        reply(entry("1", "Sets the margins of PDF pages.", on_topic + CLAIMS[:6])), [QUIET_HOSTILE]
+    )
+    assert got.by_digest[QUIET_HOSTILE.digest].tasks == (*on_topic, *CLAIMS[:2])
+    assert got.dropped == {"task: shares no word with the item": 4}

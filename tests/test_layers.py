@@ -60,6 +60,9 @@ LAZY_ALLOWED = {
     ("boost_cli.core.indexing", "boost_cli.core.dense"),
     # `boost reindex` without --dense, a no-op in the common case, loads no vector code.
     ("boost_cli.commands.reindex", "boost_cli.core.dense"),
+    # ... nor any enrichment code (an LLM client, the store) without --enrich.
+    ("boost_cli.commands.reindex", "boost_cli.core.enrich.run"),
+    ("boost_cli.commands.reindex", "boost_cli.core.enrich.store"),
     # Tap names are read only when a shell asks for completions.
     ("boost_cli.cli", "boost_cli.core.registry"),
     # Only boost_get_skill's folder reads need the scan's rules (and its parsers).

@@ -86,6 +86,8 @@ class Client(Protocol):
 
     backend: str
     model: str
+    endpoint: str  # where prompts go: a URL without credentials, or "claude CLI"
+    local: bool  # True only for an HTTP endpoint on 127.0.0.1, ::1 or localhost
 
     def complete(
         self, system: str, user: str, *, max_tokens: int, deadline: float
@@ -181,6 +183,8 @@ class _Guarded:
         self.inner = inner
         self.backend = inner.backend
         self.model = inner.model
+        self.endpoint = inner.endpoint
+        self.local = inner.local
 
     def complete(
         self, system: str, user: str, *, max_tokens: int, deadline: float
@@ -294,6 +298,18 @@ def json_values(text: str) -> Iterator[Any]:
         yield value
 
 
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` is http(s) on this machine (127.0.0.1, ::1, localhost)."""
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and host in ("127.0.0.1", "::1", "localhost")
+
+
 # --------------------------------------------------------------------------- Messages API
 
 
@@ -307,6 +323,8 @@ class AnthropicAPI:
         self.api_key = api_key
         self.base_url = base_url
         self.model_var = model_var
+        self.endpoint = http.redact(base_url.rstrip("/"))
+        self.local = is_loopback(base_url)
 
     def complete(
         self, system: str, user: str, *, max_tokens: int, deadline: float
@@ -454,6 +472,8 @@ class ClaudeCLI:
         self.model = model
         self.claude = claude
         self.env = env
+        self.endpoint = "claude CLI"
+        self.local = False
 
     def complete(
         self, system: str, user: str, *, max_tokens: int, deadline: float

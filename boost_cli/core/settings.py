@@ -1,8 +1,9 @@
 """The few user settings `boost config` reads and writes, kept in config.json's ``settings``.
 
 ``llm`` (on | off: off is the persistent ``--no-llm``, like ``BOOST_NO_LLM=1``), ``limit``
-(the default number of search results) and ``engine`` (the default engine: auto or one of
-`models.ENGINES`). Each value is checked when set and again when read (a hand-edited config
+(the default number of search results), ``engine`` (the default engine: auto or one of
+`models.ENGINES`) and ``enrich.allow_egress`` (the saved consent of `boost reindex
+--enrich --allow-egress`). Each value is checked when set and again when read (a hand-edited config
 with a wrong value gives the default and never a crash).
 """
 
@@ -25,6 +26,15 @@ def _llm(text: str) -> str:
     raise ValueError("on or off")
 
 
+def _flag(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("on", "true", "1", "yes"):
+        return True
+    if value in ("off", "false", "0", "no"):
+        return False
+    raise ValueError("true or false")
+
+
 def _limit(text: str) -> int:
     value = int(text)
     if not 1 <= value <= 100:
@@ -44,6 +54,11 @@ KNOWN: Mapping[str, Tuple[Callable[[str], Any], Any, str]] = {
     "llm": (_llm, "on", "use an LLM for query expansion and rerank (off: like --no-llm)"),
     "limit": (_limit, 10, "how many results boost search shows by default (1-100)"),
     "engine": (_engine, "auto", f"the default search engine: auto, {', '.join(ENGINES)}"),
+    "enrich.allow_egress": (
+        _flag,
+        False,
+        "let 'boost reindex --enrich' send skill text to a remote LLM (like --allow-egress)",
+    ),
 }
 
 
