@@ -48,6 +48,8 @@ LAZY_ALLOWED = {
     # A search process never loads the build side (workers, subprocesses, the chunker).
     ("boost_cli.core.index", "boost_cli.core.index.builder"),
     ("boost_cli.core.search", "boost_cli.core.rerank"),
+    # ... nor the enrichment store unless the home has one.
+    ("boost_cli.core.search", "boost_cli.core.enrich.lookup"),
     # Only a keyword-bound search asks whether an embedder is there, for its hint.
     ("boost_cli.core.search", "boost_cli.core.embed"),
     # ... and that question needs neither the tokenizer nor the int8 rewriter: they load

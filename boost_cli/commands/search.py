@@ -285,6 +285,16 @@ def render_explain(d: Dict[str, Any]) -> str:
             f"  not lifted (picked, but scored under {search.LIFT_FLOOR:.0%} of the best): "
             + ", ".join(rr["not_lifted"])
         )
+    for name, m in (d.get("enrichment") or {}).items():
+        who = f"{m.get('model')}, prompt v{m.get('prompt_version')}"
+        if m.get("origin") == "imported":
+            who += ", imported"
+        if not m.get("current"):
+            who += ", another prompt version"
+        lines.append(
+            f"enrichment: {name} matched through its enrichment on "
+            f"{', '.join(m.get('words', []))} ({who})"
+        )
     t = d.get("timings", {})
     lines.append("timings: " + ", ".join(f"{k[:-3]} {v:.1f} ms" for k, v in t.items()))
     return "\n".join(lines)

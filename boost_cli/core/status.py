@@ -14,7 +14,18 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli import __version__
-from boost_cli.core import breaker, dense, embed, paths, registry, retrieval, search, settings
+from boost_cli.core import (
+    breaker,
+    dense,
+    embed,
+    index,
+    paths,
+    registry,
+    retrieval,
+    search,
+    settings,
+)
+from boost_cli.core.enrich import lookup
 from boost_cli.core.errors import BoostError, ConfigError, IndexUnavailable, os_fix
 
 
@@ -122,6 +133,10 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
                 "related-terms table missing or damaged (searches are not widened with "
                 "terms learnt from the taps): run 'boost reindex'"
             )
+    manifest = index.previous_manifest(paths.index_dir()) if state.exists else None
+    indexed_key = (manifest or {}).get("params", {}).get("enrich_key") if manifest else None
+    report["enrich"], enrich_fixes = lookup.status(indexed_key)
+    fixes.extend(enrich_fixes)
     report["dense"] = _dense(engines)
     if report["dense"].get("damaged"):
         fixes.append(f"vector store damaged: {report['dense']['fix']}")

@@ -134,12 +134,14 @@ class Store:
                 self.conn.execute("ROLLBACK")
             raise
 
-    def rows(self) -> List[Stored]:
-        """Every row, oldest first."""
+    def rows(self, digests: Optional[Sequence[str]] = None) -> List[Stored]:
+        """Every row (or those of ``digests``), oldest first."""
+        where = f" WHERE digest IN ({','.join('?' * len(digests))})" if digests is not None else ""
         try:
             cur = self.conn.execute(
                 "SELECT digest, about, tasks, model, prompt_version, origin"
-                " FROM enrichments ORDER BY rowid"
+                f" FROM enrichments{where} ORDER BY rowid",
+                tuple(digests or ()),
             )
             out = []
             for digest, about, tasks, model, version, origin in cur:
@@ -160,9 +162,10 @@ class Store:
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
             raise damaged_error(self.path, str(exc)) from exc
 
-    def chosen(self) -> Dict[str, Stored]:
-        """Per digest the row written last: what the index reads."""
-        return {r.digest: r for r in self.rows()}
+    def chosen(self, digests: Optional[Sequence[str]] = None) -> Dict[str, Stored]:
+        """Per digest (of all, or of ``digests``) the row written last: what the index
+        reads."""
+        return {r.digest: r for r in self.rows(digests)}
 
     def counts(self) -> Dict[Tuple[str, int, str], int]:
         """How many items each (model, prompt version, origin) enriched."""
