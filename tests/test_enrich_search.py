@@ -136,3 +136,44 @@ def test_a_damaged_store_is_a_note_a_doctor_fix_and_a_refusal(enriched: Dict[str
 def test_doctor_names_who_wrote_the_enrichment(enriched: Dict[str, Any]) -> None:
     r = run_boost(["doctor"], enriched["home"])
     assert "enrichment: 29 texts (29 by claude-haiku-5-5, prompt v1)" in r.stdout
+
+
+def test_a_bundle_carries_the_enrichment_labelled_as_imported(
+    enriched: Dict[str, Any], tmp_path: Path
+) -> None:
+    home = enriched["home"]
+    out = tmp_path / "team.bundle"
+    r = run_boost(["bundle", "export", str(out)], home)
+    assert r.returncode == 0, r.stderr
+    replica = tmp_path / "replica"
+    r = run_boost(["bundle", "import", str(out), "--json"], replica)
+    assert r.returncode == 0, r.stderr
+    (tap,) = json.loads(r.stdout)[0]["taps"]
+    assert tap["enrichments"] == 29 and tap["notes"] == []
+    assert [h["id"] for h in hits(replica, BLIND)] == [h["id"] for h in hits(home, BLIND)]
+    r = run_boost(["search", BLIND, "--no-llm", "--explain", "--limit", "1"], replica)
+    assert "(claude-haiku-5-5, prompt v1, imported)" in r.stdout
+    r = run_boost(["doctor"], replica)
+    assert "enrichment: 29 texts (29 by claude-haiku-5-5, prompt v1, imported)" in r.stdout
+
+
+def test_a_bundles_bad_enrichment_rows_are_left_out() -> None:
+    from boost_cli.core.enrich import share
+
+    good = {
+        "digest": "a" * 64,
+        "about": "Audits pages.",
+        "tasks": ["check a page"],
+        "model": "m",
+        "prompt_version": 1,
+    }
+    rows = [
+        good,
+        {**good, "digest": "../x"},
+        {**good, "about": "see https://evil.example.invalid"},
+        {**good, "tasks": ["<script>"]},
+        {**good, "prompt_version": True},
+        "not a row",
+    ]
+    data = "\n".join(json.dumps(r) for r in rows).encode() + b"\n{broken\n"
+    assert share.import_rows(data) == (1, 6)

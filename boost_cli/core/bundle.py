@@ -9,6 +9,7 @@ when the vector store has them at the tap's commit. Members, in this order::
     <tap>/catalog.json     the catalog cache record (entries, warnings) at the commit
     <tap>/index/<file>     segments/<tap>-<key>.seg and tiers/<tap>-<key>.tap
     <tap>/vectors.jsonl    only when the store holds the tap at its commit
+    <tap>/enrich.jsonl     its items' enrichments (`enrich.share`), when there are any
     <tap>/files/<path>     each served file
 
 Import verifies the whole file first (`BundleReader`), extracts each tap into a staging
@@ -31,6 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from boost_cli import __version__
 from boost_cli.core import catalog, indexing, paths, registry
 from boost_cli.core.bundlefile import BundleReader, BundleWriter, canonical
+from boost_cli.core.enrich import share
 from boost_cli.core.errors import BoostError, ProviderError, UsageError
 from boost_cli.core.index.builder import seed_files, segment_files
 from boost_cli.core.models import MAX_FILE_BYTES, TapSnapshot
@@ -60,6 +62,7 @@ class ImportedTap:
     entries: int
     vectors: Optional[int] = None  # vectors imported; None: the bundle had none
     replaced: bool = False  # an earlier import of this tap was replaced
+    enrichments: Optional[int] = None  # enrichments imported; None: the bundle had none
     notes: List[str] = field(default_factory=list)
 
 
@@ -108,6 +111,9 @@ def _export_tap(
     vectors = _vectors_bytes(info)
     if vectors is not None:
         writer.add(f"{name}/{VECTORS}", vectors)
+    enriched = share.export_rows(snap)
+    if enriched is not None:
+        writer.add(f"{name}/{share.MEMBER}", enriched)
     files = 0
     for rel in catalog.tap_files(snap.root):
         if rel == registry.BUNDLE_MARK:
@@ -156,6 +162,12 @@ def import_bundles(files: Sequence[Path]) -> List[ImportReport]:
             rows = _check_meta(reader)
             taps = tuple(_import_tap(reader, row) for row in rows)
             vectors = [(t, reader.read(f"{t.name}/{VECTORS}")) for t in taps if t.vectors == 0]
+            for t in taps:
+                if f"{t.name}/{share.MEMBER}" in reader.members:
+                    kept, dropped = share.import_rows(reader.read(f"{t.name}/{share.MEMBER}"))
+                    t.enrichments = kept
+                    if dropped:
+                        t.notes.append(f"{dropped} enrichment rows left out (malformed)")
         reports.append(ImportReport(str(path), reader.digest, taps))
         _import_vectors(vectors)
     if reports:

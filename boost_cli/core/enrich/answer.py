@@ -128,7 +128,7 @@ def _items_list(text: str) -> Optional[List[Any]]:
     return None
 
 
-def _fault(text: str) -> str:
+def fault(text: str) -> str:
     """Why ``text`` may not be indexed as a model's description, or ""."""
     if _INVISIBLE.search(text):
         return CONTROL
@@ -141,14 +141,14 @@ def _fault(text: str) -> str:
     return ""
 
 
-def _clean(value: Any, limit: int) -> Tuple[str, str]:
+def clean_text(value: Any, limit: int) -> Tuple[str, str]:
     """(text, "") when ``value`` is acceptable text of at most ``limit`` characters, else
     ("", the reason)."""
     if not isinstance(value, str):
         return "", NOT_TEXT
-    fault = _fault(value)
-    if fault:
-        return "", fault
+    why = fault(value)
+    if why:
+        return "", why
     flat = " ".join(value.split())
     if not flat:
         return "", NOT_TEXT
@@ -177,7 +177,7 @@ def check_entry(item: Item, entry: Any, dropped: Counter) -> Optional[Enrichment
     if addresses_model(item):
         dropped[SUSPECT_ITEM] += 1
         return None
-    about, why = _clean(entry.get("about"), MAX_ABOUT_CHARS)
+    about, why = clean_text(entry.get("about"), MAX_ABOUT_CHARS)
     own = vocabulary(item)
     if why:
         dropped[f"about: {why}"] += 1
@@ -195,7 +195,7 @@ def check_entry(item: Item, entry: Any, dropped: Counter) -> Optional[Enrichment
     loose: List[Tuple[str, Set[str]]] = []
     seen: Set[str] = set()
     for value in raw:
-        phrase, why = _clean(value, MAX_TASK_CHARS)
+        phrase, why = clean_text(value, MAX_TASK_CHARS)
         if not why and not MIN_TASK_WORDS <= len(phrase.split()) <= MAX_TASK_WORDS:
             why = TOO_LONG if len(phrase.split()) > MAX_TASK_WORDS else NOT_TEXT
         if why:

@@ -1,0 +1,86 @@
+"""Enrichments in a bundle (`boost bundle export|import`): one JSONL member per tap, a row
+per enriched item of the tap, so a replica or a teammate uses one LLM pass.
+
+A row is ``{"digest", "about", "tasks", "model", "prompt_version"}``. Import reads it as
+data from someone else: every field is checked (a sha256 digest, text without control
+characters, URLs, markup or instructions, within the answer caps), a bad row is dropped
+and counted, and what is kept is stored with ``origin: "imported"`` (`store`), so doctor
+and --explain label it, with its model and prompt version.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, List, Optional, Tuple
+
+from boost_cli.core.enrich import answer, run, store
+from boost_cli.core.models import TapSnapshot
+
+MEMBER = "enrich.jsonl"
+MAX_ROWS = 200_000
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def export_rows(snap: TapSnapshot) -> Optional[bytes]:
+    """The tap's enrichments as JSONL (sorted by digest), or None when it has none."""
+    db = store.open_store()
+    if db is None:
+        return None
+    with db:
+        digests = sorted({it.digest for it in run.items_of([snap])})
+        chosen = db.chosen(digests)
+    rows = [
+        json.dumps(
+            {
+                "digest": d,
+                "about": r.about,
+                "tasks": list(r.tasks),
+                "model": r.model,
+                "prompt_version": r.prompt_version,
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+        for d, r in sorted(chosen.items())
+        if r.about
+    ]
+    return ("\n".join(rows) + "\n").encode("utf-8") if rows else None
+
+
+def _row(value: Any) -> Optional[store.Stored]:
+    if not isinstance(value, dict):
+        return None
+    digest, model, version = value.get("digest"), value.get("model"), value.get("prompt_version")
+    if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
+        return None
+    if not isinstance(model, str) or not 0 < len(model) <= 100 or answer.fault(model):
+        return None
+    if not isinstance(version, int) or isinstance(version, bool) or not 0 < version < 1000:
+        return None
+    about, why = answer.clean_text(value.get("about"), answer.MAX_ABOUT_CHARS)
+    tasks = value.get("tasks")
+    if why or not isinstance(tasks, list) or len(tasks) > answer.MAX_TASKS:
+        return None
+    kept = [answer.clean_text(t, answer.MAX_TASK_CHARS) for t in tasks]
+    if any(w for _, w in kept):
+        return None
+    return store.Stored(digest, about, tuple(t for t, _ in kept), model, version, store.IMPORTED)
+
+
+def import_rows(data: bytes) -> Tuple[int, int]:
+    """Store the valid rows of a bundle's member as imported: (kept, dropped)."""
+    rows: List[store.Stored] = []
+    dropped = 0
+    for line in data.decode("utf-8", errors="replace").splitlines()[:MAX_ROWS]:
+        if not line.strip():
+            continue
+        try:
+            row = _row(json.loads(line))
+        except ValueError:
+            row = None
+        if row is None:
+            dropped += 1
+        else:
+            rows.append(row)
+    return store.import_rows(rows), dropped
