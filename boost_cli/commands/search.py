@@ -188,7 +188,9 @@ def render_hits(
         for i, line in enumerate(lines):
             out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if i == 0 else line)
         if h.why:
-            for line in wrap(printable(h.why), indent, columns):
+            # An LLM's summary written at index time is never shown as the skill's words.
+            why = f"(enrichment) {h.why}" if h.why_source == "enrichment" else h.why
+            for line in wrap(printable(why), indent, columns):
                 out(mark_terms(line, terms, style))
         for copies in copies_lines(h):
             for line in wrap(printable(copies), indent, columns):
