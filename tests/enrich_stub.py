@@ -20,6 +20,7 @@ TASKS: Dict[str, List[str]] = {
     ],
     "gh-actions-ci": [
         "the build is red and I do not know why",
+        "my ci build keeps failing",
         "fix my failing ci pipeline",
         "github actions workflow keeps failing",
         "set up a pipeline that runs the tests on every push",

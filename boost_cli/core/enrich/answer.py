@@ -15,11 +15,10 @@ must share a term with the item's own text (kind, name, description, body head) 
 itself share one), or else a specific term (not one of `GENERIC`) with such an anchored
 phrase: "make my site work for blind users" stays beside "test my site with a screen
 reader" for an accessibility skill, while "deploy to Kubernetes" claimed for a PDF skill
-shares nothing and goes. A plain rewording with no such word ("the build is red and I
-don't know why" for a CI skill) is what enrichment is for, so up to `MAX_LOOSE` of them
-stay, but only in an answer with `MIN_ANCHORED` anchored phrases: a model talked into a
-list of popular claims gains at most two phrases, and only for a skill it otherwise
-describes on topic.
+shares nothing and goes. A plain rewording is kept through its link ("the build is red
+and I don't know why" beside "my CI build keeps failing" for a CI skill). Measured with
+planted skills: docs/enrich.md. (Letting even two unlinked phrases through put a planted
+PDF skill second on two popular tasks.)
 """
 
 from __future__ import annotations
@@ -40,10 +39,6 @@ MAX_TASK_CHARS = 120  # 3-12 words asked
 MAX_TASK_WORDS = 16
 MIN_TASK_WORDS = 2
 MAX_ANSWER_CHARS = 200_000
-# Phrases that share no specific word with the item, its sentence or its anchored phrases:
-# at most MAX_LOOSE, and only beside MIN_ANCHORED anchored ones (an on-topic answer).
-MAX_LOOSE = 2
-MIN_ANCHORED = 4
 
 # Words too common in requests to tie a phrase to another one.
 GENERIC = frozenset(
@@ -208,12 +203,8 @@ def check_entry(item: Item, entry: Any, dropped: Counter) -> Optional[Enrichment
         (anchored if terms & anchors - GENERIC else loose).append((phrase, terms))
     linked = {t for _, terms in anchored for t in terms} - GENERIC
     tasks = [p for p, _ in anchored]
-    unlinked = 0
     for phrase, terms in loose:
         if terms & linked:
-            tasks.append(phrase)
-        elif len(anchored) >= MIN_ANCHORED and unlinked < MAX_LOOSE:
-            unlinked += 1  # a plain rewording ("the build is red") beside on-topic ones
             tasks.append(phrase)
         else:
             dropped[f"task: {UNANCHORED}"] += 1
