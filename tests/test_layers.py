@@ -39,6 +39,9 @@ LAZY_ALLOWED = {
     ("boost_cli.core.index.segment", "boost_cli.core.enrich.store"),
     ("boost_cli.core.index.segment", "boost_cli.core.enrich.prompt"),
     ("boost_cli.core.index.segment", "boost_cli.core.chunker"),
+    # A search reads the prompt version and stored digests; only an item is parsed.
+    ("boost_cli.core.enrich.prompt", "boost_cli.core.chunker"),
+    ("boost_cli.core.enrich.prompt", "boost_cli.core.frontmatter"),
     # A dense query never chunks: the text-unit code loads its parsers only to build.
     ("boost_cli.core.dense.units", "boost_cli.core.chunker"),
     ("boost_cli.core.dense.units", "boost_cli.core.frontmatter"),

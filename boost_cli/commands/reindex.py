@@ -169,11 +169,12 @@ def _enrich(args: argparse.Namespace) -> Dict[str, Any]:
 
     client = run.client_for_enrichment()
     with indexing.steady_snapshots() as snaps:
-        items = run.items_of(snaps)
+        pairs = run.items_and_files(snaps)
     db = store.open_store(create=True)
     assert db is not None
     with db:
-        todo = run.plan(items, db.done(PROMPT_VERSION, client.model))
+        db.put_files((sha, it.digest) for it, sha in pairs)
+        todo = run.plan([it for it, _ in pairs], db.done(PROMPT_VERSION, client.model))
         summary: Dict[str, Any] = {
             "model": client.model,
             "endpoint": client.endpoint,

@@ -58,6 +58,14 @@ def _text(roots: Mapping[str, Path], hit: Hit) -> Optional[str]:
         return None
 
 
+def _digest(hit: Hit, text: Optional[str]) -> str:
+    """The item digest of a hit whose file the store does not map (tapped after the last
+    `--enrich`, or imported without the map): computed from its text ("" unreadable)."""
+    if text is None:
+        return ""
+    return prompt.item_of(hit.entry.kind, hit.entry.name, hit.entry.description, text).digest
+
+
 def annotate(
     query_text: str, hits: Sequence[Hit], roots: Mapping[str, Path]
 ) -> Tuple[List[Hit], Dict[str, Dict[str, Any]], List[str]]:
@@ -67,31 +75,30 @@ def annotate(
     if not paths.enrich_path().exists() or not hits:
         return list(hits), {}, []
     texts = {h.entry.id: _text(roots, h) for h in hits}
-    items = {
-        h.entry.id: prompt.item_of(h.entry.kind, h.entry.name, h.entry.description, t)
-        for h in hits
-        for t in (texts[h.entry.id],)
-        if t is not None
-    }
     try:
         db = store.open_store()
         if db is None:
             return list(hits), {}, []
         with db:
-            chosen = db.chosen(sorted({it.digest for it in items.values()}))
+            known = db.digests_of(sorted({h.content_hash for h in hits if h.content_hash}))
+            digests = {
+                h.entry.id: known.get(h.content_hash or "") or _digest(h, texts[h.entry.id])
+                for h in hits
+            }
+            chosen = db.chosen(sorted({d for d in digests.values() if d}))
     except store.EnrichDamaged as exc:
         return list(hits), {}, [damaged_note(exc)]
     terms = set(tokenize(query_text))
     out: List[Hit] = []
     matched: Dict[str, Dict[str, Any]] = {}
     for h in hits:
-        item = items.get(h.entry.id)
-        stored = chosen.get(item.digest) if item is not None else None
+        stored = chosen.get(digests[h.entry.id])
         if stored is None or not stored.about:
             out.append(h)
             continue
-        own = set(tokenize(texts[h.entry.id] or ""))
-        found = terms & set(tokenize(stored.text())) - own
+        found = terms & set(tokenize(stored.text()))
+        if found:  # the file is tokenized only when the enrichment shares a query word
+            found -= set(tokenize(texts[h.entry.id] or ""))
         if not found:
             out.append(h)
             continue

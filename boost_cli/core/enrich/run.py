@@ -40,7 +40,7 @@ from boost_cli.core import llm, settings
 from boost_cli.core.enrich import answer, prompt
 from boost_cli.core.enrich.store import LOCAL, Store, Stored
 from boost_cli.core.errors import ProviderError, UsageError
-from boost_cli.core.models import TapSnapshot
+from boost_cli.core.models import MAX_FILE_BYTES, TapSnapshot, content_hash
 
 DEFAULT_PARALLEL = 4
 CALL_SECONDS = 120.0  # one batch's answer: ~20 items × ~120 tokens
@@ -61,10 +61,22 @@ Progress = Optional[Callable[[int, int], None]]
 
 def items_of(snaps: Iterable[TapSnapshot]) -> List[prompt.Item]:
     """Every entry of ``snaps`` as a prompt item (mirrored copies share a digest)."""
+    return [it for it, _ in items_and_files(snaps)]
+
+
+def items_and_files(snaps: Iterable[TapSnapshot]) -> List[Tuple[prompt.Item, str]]:
+    """Every readable entry of ``snaps`` as (its prompt item, the sha256 of its file: the
+    ``content_hash`` its hits carry)."""
     out = []
     for snap in snaps:
         for entry in snap.entries:
-            out.append(prompt.item_of(entry.kind, entry.name, entry.description, snap.text(entry)))
+            try:
+                data = (snap.root / entry.path).read_bytes()
+            except OSError:
+                continue  # not indexed either
+            text = data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
+            item = prompt.item_of(entry.kind, entry.name, entry.description, text)
+            out.append((item, content_hash(data)))
     return out
 
 

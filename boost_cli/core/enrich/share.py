@@ -1,7 +1,8 @@
 """Enrichments in a bundle (`boost bundle export|import`): one JSONL member per tap, a row
 per enriched item of the tap, so a replica or a teammate uses one LLM pass.
 
-A row is ``{"digest", "about", "tasks", "model", "prompt_version"}``. Import reads it as
+A row is ``{"digest", "about", "tasks", "model", "prompt_version", "files"}`` (``files``:
+the sha256 of the tap's files with that item digest, for the store's ``files`` map). Import reads it as
 data from someone else: every field is checked (a sha256 digest, text without control
 characters, URLs, markup or instructions, within the answer caps), a bad row is dropped
 and counted, and what is kept is stored with ``origin: "imported"`` (`store`), so doctor
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from boost_cli.core.enrich import answer, run, store
 from boost_cli.core.models import TapSnapshot
@@ -27,9 +28,11 @@ def export_rows(snap: TapSnapshot) -> Optional[bytes]:
     db = store.open_store()
     if db is None:
         return None
+    files: Dict[str, List[str]] = {}
+    for item, sha in run.items_and_files([snap]):
+        files.setdefault(item.digest, []).append(sha)
     with db:
-        digests = sorted({it.digest for it in run.items_of([snap])})
-        chosen = db.chosen(digests)
+        chosen = db.chosen(sorted(files))
     rows = [
         json.dumps(
             {
@@ -38,6 +41,7 @@ def export_rows(snap: TapSnapshot) -> Optional[bytes]:
                 "tasks": list(r.tasks),
                 "model": r.model,
                 "prompt_version": r.prompt_version,
+                "files": sorted(set(files[d])),
             },
             ensure_ascii=False,
             sort_keys=True,
@@ -68,19 +72,29 @@ def _row(value: Any) -> Optional[store.Stored]:
     return store.Stored(digest, about, tuple(t for t, _ in kept), model, version, store.IMPORTED)
 
 
+def _files(value: Any) -> List[str]:
+    shas = value.get("files") if isinstance(value, dict) else None
+    if not isinstance(shas, list) or len(shas) > 10_000:
+        return []
+    return [s for s in shas if isinstance(s, str) and _DIGEST.fullmatch(s)]
+
+
 def import_rows(data: bytes) -> Tuple[int, int]:
     """Store the valid rows of a bundle's member as imported: (kept, dropped)."""
     rows: List[store.Stored] = []
+    pairs: List[Tuple[str, str]] = []
     dropped = 0
     for line in data.decode("utf-8", errors="replace").splitlines()[:MAX_ROWS]:
         if not line.strip():
             continue
         try:
-            row = _row(json.loads(line))
+            value = json.loads(line)
         except ValueError:
-            row = None
+            value = None
+        row = _row(value)
         if row is None:
             dropped += 1
         else:
             rows.append(row)
-    return store.import_rows(rows), dropped
+            pairs += [(sha, row.digest) for sha in _files(value)]
+    return store.import_rows(rows, files=pairs), dropped

@@ -4,6 +4,8 @@ each distinct entry text, keyed by (content digest, prompt version, model).
 - ``meta`` — the store's format version.
 - ``enrichments`` — per key the sentence (``about``), the task phrasings (JSON list), and
   ``origin``: "local" (asked from this home) or "imported" (a bundle carried it).
+- ``files`` — the sha256 of each tapped file (a hit's ``content_hash``) → its item digest,
+  so a search finds a hit's enrichment without parsing its file.
 
 A batch's rows are written in one transaction, so a killed run leaves whole batches
 only, and a rerun asks only for what is not there (`done`). A read picks, per digest, the
@@ -39,6 +41,7 @@ _SCHEMA = (
     " digest TEXT NOT NULL, prompt_version INTEGER NOT NULL, model TEXT NOT NULL,"
     " about TEXT NOT NULL, tasks TEXT NOT NULL, origin TEXT NOT NULL DEFAULT 'local',"
     " PRIMARY KEY (digest, prompt_version, model))",
+    "CREATE TABLE IF NOT EXISTS files (sha256 TEXT PRIMARY KEY, digest TEXT NOT NULL)",
 )
 
 
@@ -133,6 +136,30 @@ class Store:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
+
+    def put_files(self, pairs: Iterable[Tuple[str, str]]) -> None:
+        """Record (file sha256, item digest) pairs, in one transaction."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?)", list(pairs))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+    def digests_of(self, shas: Sequence[str]) -> Dict[str, str]:
+        """The item digest of each file sha256 the store knows."""
+        if not shas:
+            return {}
+        marks = ",".join("?" * len(shas))
+        try:
+            cur = self.conn.execute(
+                f"SELECT sha256, digest FROM files WHERE sha256 IN ({marks})", tuple(shas)
+            )
+            return {str(a): str(b) for a, b in cur}
+        except sqlite3.DatabaseError as exc:
+            raise damaged_error(self.path, str(exc)) from exc
 
     def rows(self, digests: Optional[Sequence[str]] = None) -> List[Stored]:
         """Every row (or those of ``digests``), oldest first."""
@@ -237,8 +264,11 @@ def remove(path: Optional[Path] = None) -> bool:
     return there
 
 
-def import_rows(rows: Iterable[Stored], path: Optional[Path] = None) -> int:
-    """Add ``rows`` (from a bundle) as imported, in one transaction; how many."""
+def import_rows(
+    rows: Iterable[Stored], path: Optional[Path] = None, files: Sequence[Tuple[str, str]] = ()
+) -> int:
+    """Add ``rows`` (from a bundle) as imported, and the (file sha256, digest) pairs of
+    ``files``; how many rows."""
     batch = [Stored(r.digest, r.about, r.tasks, r.model, r.prompt_version, IMPORTED) for r in rows]
     if not batch:
         return 0
@@ -246,4 +276,5 @@ def import_rows(rows: Iterable[Stored], path: Optional[Path] = None) -> int:
     assert store is not None
     with store:
         store.put(batch)
+        store.put_files(files)
     return len(batch)
