@@ -109,7 +109,12 @@ def test_config_limit_and_engine(setup) -> None:
     r = run_boost(["search", "test my React app", "--json", "--no-llm", "--explain"], home)
     assert len(json.loads(r.stdout)) == 2 and '"engine": "lexical"' in r.stderr
     listed = json.loads(run_boost(["config", "list", "--json"], home).stdout)
-    assert {x["name"]: x["value"] for x in listed} == {"llm": "on", "limit": 2, "engine": "lexical"}
+    assert {x["name"]: x["value"] for x in listed} == {
+        "llm": "on",
+        "limit": 2,
+        "engine": "lexical",
+        "enrich.allow_egress": False,
+    }
     assert run_boost(["config", "unset", "limit"], home).returncode == 0
     assert run_boost(["config", "get", "limit"], home).stdout.strip() == "10"
 
