@@ -403,9 +403,19 @@ def _add_reindex(sub: argparse._SubParsersAction) -> None:
         "--unit", choices=("entry", "chunk"), help="with --dense: one vector per entry or per chunk"
     )
     p.add_argument(
+        "--enrich",
+        action="store_true",
+        help="first have the LLM describe each new skill text in users' words (docs/enrich.md)",
+    )
+    p.add_argument(
+        "--allow-egress",
+        action="store_true",
+        help="with --enrich: consent to send skill text to a remote LLM",
+    )
+    p.add_argument(
         "--yes",
         action="store_true",
-        help="with --dense: do not ask before sending text to a remote provider",
+        help="with --dense or --enrich: do not ask before sending text",
     )
     p.add_argument("--json", action="store_true", help="machine-readable report")
 

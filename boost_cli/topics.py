@@ -75,6 +75,7 @@ ENVIRONMENT: Sequence[Tuple[str, str, Tuple[str, ...]]] = (
     ("BOOST_RERANK_TIMEOUT", "seconds the whole rerank may take", ("search", "mcp")),
     ("BOOST_EXPAND_MODEL", "the model that adds keywords to a query", ("search",)),
     ("BOOST_EXPAND_TIMEOUT", "seconds query expansion may take", ("search",)),
+    ("BOOST_ENRICH_MODEL", "the model 'boost reindex --enrich' asks", ("reindex",)),
     (
         "BOOST_EMBED_PROVIDER",
         "embedding provider: local, voyage, openai, openai-compatible, hash or none "

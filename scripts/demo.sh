@@ -57,6 +57,36 @@ if [[ $dense == yes ]]; then
     echo "# the same task by keywords alone: 'blind' matches colour-blind palettes first"
     say_and_run boost search --no-rerank -v --engine bm25 "make my page usable for blind people" --limit 3
 fi
+# Index-time enrichment (docs/enrich.md), replayed offline from a recording of what an LLM
+# wrote of each example skill: served over the Messages API on 127.0.0.1, so nothing leaves
+# this machine and no key is needed. Each task below ranks by keywords before and after.
+fixture=${ENRICH_FIXTURE:-$here/scripts/fixtures/enrich-example.jsonl}
+if [[ -f $fixture ]]; then
+    python=${PYTHON:-$bindir/python}
+    [[ -x $python ]] || python=python3
+    tasks=("make my page usable for blind people" "the build is red and I do not know why" "test my React app")
+    echo "# before enrichment, by keywords alone:"
+    for task in "${tasks[@]}"; do
+        say_and_run boost search --no-llm --engine bm25 "$task" --limit 3
+    done
+    port_file="$home/replay.port"
+    "$python" "$here/scripts/enrich_replay.py" --answers "$fixture" --port-file "$port_file" \
+        --report "$home/replay.json" &
+    replay=$!
+    trap 'kill "$replay" 2>/dev/null || true' EXIT
+    for _ in $(seq 100); do [[ -s $port_file ]] && break; sleep 0.1; done
+    echo "# recorded answers (label: recorded) replayed on 127.0.0.1:$(cat "$port_file")"
+    export ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat "$port_file")" ANTHROPIC_API_KEY=recorded \
+        BOOST_ENRICH_MODEL=recorded
+    say_and_run boost reindex --enrich --yes
+    kill "$replay" 2>/dev/null || true
+    wait "$replay" 2>/dev/null || true
+    unset ANTHROPIC_BASE_URL ANTHROPIC_API_KEY BOOST_ENRICH_MODEL
+    echo "# after enrichment, by keywords alone (a why taken from the enrichment says so under -v):"
+    for task in "${tasks[@]}"; do
+        say_and_run boost search --no-llm --engine bm25 "$task" --limit 3
+    done
+fi
 echo "The demo home stays in $home. To keep using it in this shell:"
 echo "  export BOOST_HOME=$(q "$home") PATH=$(q "$bindir"):\$PATH"
 echo "  boost search \"review a pull request\""

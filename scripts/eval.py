@@ -12,7 +12,9 @@ DIR is a BOOST_HOME where the shared corpus is tapped with tap name = registry f
 `<registry folder>/<path of the defining file>`; scoring is at duplicate-group level
 (../shared/eval/README.md): every ranked and judged doc maps to its group, the first
 occurrence of a group counts, a group takes the best grade of its members.
-Without --home, a temporary home is prepared from the corpus. --keywords takes a JSONL file of
+Without --home, a temporary home is prepared from the corpus. --enrich-weight (with --reindex)
+builds the index with the enrichment (cache/enrich.sqlite: `boost reindex --enrich`, or its
+replay, docs/enrich.md) counted N times: the weight sweep. --keywords takes a JSONL file of
 ``{"id", "keywords": [...]}`` (e.g. ../shared/eval/dev-keywords.jsonl): each query is then
 searched with its keywords, as an agent calling boost_search with `keywords` would.
 
@@ -261,6 +263,11 @@ def main() -> int:
     ap.add_argument("--queries", type=Path, default=EVAL / "dev.jsonl")
     ap.add_argument("--groups", type=Path, default=EVAL / "groups.json")
     ap.add_argument("--reindex", action="store_true", help="(re)build the index in --home first")
+    ap.add_argument(
+        "--enrich-weight",
+        type=int,
+        help="with --reindex: count each enrichment's terms N times (0: none; docs/enrich.md)",
+    )
     ap.add_argument("--json", type=Path, help="write full results (per query) here")
     ap.add_argument("--per-query", action="store_true", help="print each query's metrics")
     ap.add_argument("--keywords", type=Path, help="JSONL of {id, keywords}: search with them")
@@ -296,7 +303,10 @@ def _run(args: argparse.Namespace, home: Path) -> int:
     if args.reindex or args.home is None:
         from boost_cli.core import index, registry
 
-        index.build(registry.snapshots())
+        params = None
+        if args.enrich_weight is not None:
+            params = index.IndexParams(enrich_weight=args.enrich_weight)
+        index.build(registry.snapshots(), params=params)
     queries = load_queries(args.queries)
     groups = load_groups(args.groups)
     keywords = load_keywords(args.keywords)

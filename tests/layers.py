@@ -48,6 +48,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.trust_names",
             "boost_cli.core.trust_reading",
             "boost_cli.core.enrich.prompt",
+            "boost_cli.core.enrich.answer",
         ),
     ),
     (
@@ -69,6 +70,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.embed",
             "boost_cli.core.dense",
             "boost_cli.core.lexical",
+            "boost_cli.core.enrich.store",
         ),
     ),
     ("seam", ("boost_cli.core.retrieval",)),

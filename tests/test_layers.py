@@ -35,6 +35,13 @@ LAZY_ALLOWED = {
     # A query never chunks: the index and dense text code loads its parsers only to build.
     ("boost_cli.core.index.contents", "boost_cli.core.chunker"),
     ("boost_cli.core.index.contents", "boost_cli.core.frontmatter"),
+    # ... nor reads the enrichment store: only a segment build adds its chunk.
+    ("boost_cli.core.index.segment", "boost_cli.core.enrich.store"),
+    ("boost_cli.core.index.segment", "boost_cli.core.enrich.prompt"),
+    ("boost_cli.core.index.segment", "boost_cli.core.chunker"),
+    # A search reads the prompt version and stored digests; only an item is parsed.
+    ("boost_cli.core.enrich.prompt", "boost_cli.core.chunker"),
+    ("boost_cli.core.enrich.prompt", "boost_cli.core.frontmatter"),
     # A dense query never chunks: the text-unit code loads its parsers only to build.
     ("boost_cli.core.dense.units", "boost_cli.core.chunker"),
     ("boost_cli.core.dense.units", "boost_cli.core.frontmatter"),
@@ -44,6 +51,8 @@ LAZY_ALLOWED = {
     # A search process never loads the build side (workers, subprocesses, the chunker).
     ("boost_cli.core.index", "boost_cli.core.index.builder"),
     ("boost_cli.core.search", "boost_cli.core.llm.rerank"),
+    # ... nor the enrichment store unless the home has one.
+    ("boost_cli.core.search", "boost_cli.core.enrich.lookup"),
     # Only a keyword-bound search asks whether an embedder is there, for its hint.
     ("boost_cli.core.search", "boost_cli.core.embed"),
     # ... and that question needs neither the tokenizer nor the int8 rewriter: they load
@@ -56,6 +65,9 @@ LAZY_ALLOWED = {
     ("boost_cli.core.indexing", "boost_cli.core.dense"),
     # `boost reindex` without --dense, a no-op in the common case, loads no vector code.
     ("boost_cli.commands.reindex", "boost_cli.core.dense"),
+    # ... nor any enrichment code (an LLM client, the store) without --enrich.
+    ("boost_cli.commands.reindex", "boost_cli.core.enrich.run"),
+    ("boost_cli.commands.reindex", "boost_cli.core.enrich.store"),
     # Tap names are read only when a shell asks for completions.
     ("boost_cli.cli", "boost_cli.core.registry"),
     # Only boost_get_skill's folder reads need the scan's rules (and its parsers).

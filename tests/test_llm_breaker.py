@@ -114,6 +114,7 @@ def test_config_limit_and_engine(setup) -> None:
         "llm.provider": "auto",
         "limit": 2,
         "engine": "lexical",
+        "enrich.allow_egress": False,
     }
     assert run_boost(["config", "unset", "limit"], home).returncode == 0
     assert run_boost(["config", "get", "limit"], home).stdout.strip() == "10"

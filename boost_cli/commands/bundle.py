@@ -57,6 +57,8 @@ def cmd_bundle(args: argparse.Namespace) -> int:
         for t in r.taps:
             what = "replaced" if t.replaced else "imported"
             vectors = f", {t.vectors} vectors" if t.vectors is not None else ""
+            if t.enrichments is not None:
+                vectors += f", {t.enrichments} enrichments"
             out(
                 f"  {printable(t.name)} @ {short(t.commit)}: {what}, {t.entries} entries, "
                 f"{t.files} files{vectors}"

@@ -40,6 +40,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         f"index: {idx['status']}"
         + (f" (generated {idx.get('generated')})" if idx.get("generated") else "")
     )
+    en = r["enrich"]
+    if en["status"] == "damaged":
+        line("enrichment: damaged (see the fixes below)")
+    elif en["status"] == "ok":
+        made = "; ".join(
+            f"{b['items']} by {printable(b['model'])}, prompt v{b['prompt_version']}"
+            + (", imported" if b["origin"] == "imported" else "")
+            + ("" if b["current"] else " (another prompt version)")
+            for b in en["by"]
+        )
+        line(
+            f"enrichment: {en['items']} texts ({made or 'none'})"
+            + ("" if en["indexed"] else "; not in the index yet")
+        )
     d = r["dense"]
     line(
         f"dense: {'ready' if d['ready'] else 'off'} — store backend {d['backend']}"

@@ -102,9 +102,10 @@ _HIT_SCHEMA = {
         },
         "why_source": {
             "type": "string",
-            "enum": ["llm", "skill"],
-            "description": "who wrote the why: llm (a reranking model's words, unverified) "
-            "or skill (the skill's own description or passage)",
+            "enum": ["llm", "skill", "enrichment"],
+            "description": "who wrote the why: llm (a reranking model's words, unverified), "
+            "skill (the skill's own description or passage) or enrichment (what an LLM "
+            "wrote of the skill at index time, unverified)",
         },
         "score": {"type": "number", "description": "retrieval score; higher is better"},
         "file": {"type": "string", "description": "the defining file on disk"},
@@ -325,6 +326,8 @@ def build_registry(
             why = shown(r.get("why") or r["description"])
             if r.get("why_source") == "llm":
                 why = f"model's reason: {why}"
+            elif r.get("why_source") == "enrichment":
+                why = f"model's summary: {why}"
             mark = trust_scan.marker(r["flags"])
             lines.append(
                 f"{i}. {shown(r['id'])} [{shown(r['kind'])}]{' ' + mark if mark else ''} — {why}"

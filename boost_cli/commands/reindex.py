@@ -6,10 +6,21 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence
 
-from boost_cli.commands.render import Status, emit_json, err, note, out, progress, say
+from boost_cli.commands.render import (
+    Status,
+    duration,
+    emit_json,
+    err,
+    note,
+    out,
+    progress,
+    quiet,
+    say,
+)
 from boost_cli.core import indexing, registry
+from boost_cli.core.enrich.prompt import PROMPT_VERSION
 from boost_cli.core.errors import UsageError
 from boost_cli.core.models import TapSnapshot
 from boost_cli.core.text import printable
@@ -21,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def cmd_reindex(args: argparse.Namespace) -> int:
     taps = registry.require_taps(args.tap)
     t0 = time.perf_counter()
+    enriched = _enrich(args) if args.enrich else None
     with Status() as line, indexing.steady_sources() as sources:  # no catalog read here
         line.show(f"  indexing · reading {len(taps)} tap{'' if len(taps) == 1 else 's'}")
         left = _left_label(args, sources)
@@ -40,6 +52,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
             "bm25": report.to_dict(),
             "scan_seconds": round(report.seconds, 3),
         }
+        if enriched is not None:
+            result["enrich"] = enriched
         line.clear()
         synced = None
         if args.dense:
@@ -61,6 +75,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         f"{r.entries} entries, {r.chunks} chunks, {r.terms} terms, {r.bytes / 1e6:.1f} MB in {total:.2f} s",
         indent="  ",
     )
+    if enriched is not None:
+        for text in _enrich_lines(enriched):
+            say(text, indent="  ")
     if "dense" in result:
         out(_dense_line(result["dense"]))
     if synced is not None:
@@ -142,3 +159,98 @@ def _dense_line(d: Dict[str, Any]) -> str:
         f"{d.get('texts')} texts, {d.get('sent')} sent to the provider, {d.get('seconds', 0):.1f} s"
         + (f"\n  note: {d['backend_note']}" if d.get("backend_note") else "")
     )
+
+
+def _enrich(args: argparse.Namespace) -> Dict[str, Any]:
+    """`--enrich`: ask the LLM for what the store lacks (consent, preview, question
+    first), writing each answered batch as it arrives; the index build that follows
+    picks the new enrichments up."""
+    from boost_cli.core.enrich import run, store  # an LLM client: only with --enrich
+
+    client = run.client_for_enrichment()
+    with indexing.steady_snapshots() as snaps:
+        pairs = run.items_and_files(snaps)
+    db = store.open_store(create=True)
+    assert db is not None
+    with db:
+        db.put_files((sha, it.digest) for it, sha in pairs)
+        todo = run.plan([it for it, _ in pairs], db.done(PROMPT_VERSION, client.model))
+        summary: Dict[str, Any] = {
+            "model": client.model,
+            "endpoint": client.endpoint,
+            "prompt_version": PROMPT_VERSION,
+            "texts": todo.distinct,
+            "cached": todo.cached,
+            "to_send": todo.texts,
+            "calls_planned": len(todo.batches),
+            "input_tokens_est": todo.input_tokens,
+            "output_tokens_est": todo.output_tokens,
+        }
+        if not todo.batches:
+            return {**summary, "run": run.Report().to_dict()}
+        run.check_consent(client, args.allow_egress)
+        err(printable(run.preview(todo, client)))
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError(
+                    "enrichment not confirmed (no terminal to ask on)",
+                    "rerun with --yes to send without the question",
+                )
+            if input("Continue? [y/N] ").strip().lower() not in ("y", "yes"):
+                raise UsageError("enrichment cancelled", "rerun with --yes to skip the question")
+        try:
+            report = run.run(client, db, todo.batches, progress=_enrich_progress(todo.texts))
+        except KeyboardInterrupt:
+            err(
+                "interrupted: every finished batch is kept — rerun 'boost reindex --enrich' to go on"
+            )
+            raise
+    return {**summary, "run": report.to_dict()}
+
+
+def _enrich_progress(total: int) -> Callable[[int, int], None]:
+    """Progress on stderr: texts done, texts/s and the time left; redrawn on a terminal,
+    a line per tenth of the work otherwise (none with -q)."""
+    line = Status()
+    t0 = time.monotonic()
+    shown = [0]
+
+    def report(done: int, total: int) -> None:
+        spent = max(time.monotonic() - t0, 1e-6)
+        rate = done / spent
+        left = f" · {duration((total - done) / rate)} left" if rate > 0 and done < total else ""
+        text = f"  enriching {done}/{total} texts · {rate:.1f} texts/s{left}"
+        if line.active:
+            line.show(text)
+            if done >= total:
+                line.clear()
+        elif not quiet() and (done >= total or done - shown[0] >= max(total // 10, 1)):
+            shown[0] = done
+            err(text)
+
+    return report
+
+
+def _enrich_lines(d: Dict[str, Any]) -> List[str]:
+    r = d["run"]
+    lines = [
+        f"Enrichment ({d['model']}, prompt v{d['prompt_version']}): {d['texts']} texts, "
+        f"{d['cached']} already enriched, {r['enriched']} enriched now in {r['answered']} "
+        f"batches ({r['calls']} calls, {r['seconds']:.1f} s)"
+    ]
+    if r["skipped"]:
+        lines.append(
+            f"{r['skipped']} batch{'' if r['skipped'] == 1 else 'es'} skipped after a retry "
+            "— rerun 'boost reindex --enrich' to ask again: "
+            + "; ".join(printable(f) for f in r["failures"][:3])
+        )
+    if r["stopped"]:
+        lines.append(
+            f"stopped early, {r['not_asked']} batches not asked: {printable(r['stopped'])}"
+        )
+    if r["dropped"]:
+        lines.append(
+            "dropped from the answers: "
+            + ", ".join(f"{n} {printable(why)}" for why, n in r["dropped"].items())
+        )
+    return lines

@@ -188,7 +188,9 @@ def render_hits(
         for i, line in enumerate(lines):
             out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if i == 0 else line)
         if h.why:
-            for line in wrap(printable(h.why), indent, columns):
+            # An LLM's summary written at index time is never shown as the skill's words.
+            why = f"(enrichment) {h.why}" if h.why_source == "enrichment" else h.why
+            for line in wrap(printable(why), indent, columns):
                 out(mark_terms(line, terms, style))
         for copies in copies_lines(h):
             for line in wrap(printable(copies), indent, columns):
@@ -297,6 +299,16 @@ def render_explain(d: Dict[str, Any]) -> str:
         lines.append(
             f"  not lifted (picked, but scored under {search.LIFT_FLOOR:.0%} of the best): "
             + ", ".join(rr["not_lifted"])
+        )
+    for name, m in (d.get("enrichment") or {}).items():
+        who = f"{m.get('model')}, prompt v{m.get('prompt_version')}"
+        if m.get("origin") == "imported":
+            who += ", imported"
+        if not m.get("current"):
+            who += ", another prompt version"
+        lines.append(
+            f"enrichment: {name} matched through its enrichment on "
+            f"{', '.join(m.get('words', []))} ({who})"
         )
     t = d.get("timings", {})
     lines.append("timings: " + ", ".join(f"{k[:-3]} {v:.1f} ms" for k, v in t.items()))

@@ -9,6 +9,7 @@ when the vector store has them at the tap's commit. Members, in this order::
     <tap>/catalog.json     the catalog cache record (entries, warnings) at the commit
     <tap>/index/<file>     segments/<tap>-<key>.seg and tiers/<tap>-<key>.tap
     <tap>/vectors.jsonl    only when the store holds the tap at its commit
+    <tap>/enrich.jsonl     its items' enrichments (`enrich.share`), when there are any
     <tap>/files/<path>     each served file (a name a bundle cannot carry is left out
                            and reported, not the export)
 
@@ -49,6 +50,7 @@ from boost_cli.core.bundlefile import (
     canonical,
     check_member_name,
 )
+from boost_cli.core.enrich import share
 from boost_cli.core.errors import BoostError, ProviderError, UsageError
 from boost_cli.core.index.builder import seed_files, seed_identity, segment_files
 from boost_cli.core.models import MAX_FILE_BYTES, TapSnapshot
@@ -76,6 +78,7 @@ class ImportedTap:
     entries: int
     vectors: Optional[int] = None  # vectors imported; None: the bundle had none
     replaced: bool = False  # an earlier import of this tap was replaced
+    enrichments: Optional[int] = None  # enrichments imported; None: the bundle had none
     notes: List[str] = field(default_factory=list)
 
 
@@ -127,6 +130,9 @@ def _export_tap(
     vectors = _vectors_bytes(info)
     if vectors is not None:
         writer.add(f"{name}/{VECTORS}", vectors)
+    enriched = share.export_rows(snap)
+    if enriched is not None:
+        writer.add(f"{name}/{share.MEMBER}", enriched)
     files = 0
     for rel in catalog.tap_files(snap.root):
         if rel == registry.BUNDLE_MARK:
@@ -193,6 +199,7 @@ class StagedTap:
     scan_record: Dict[str, Any] = field(default_factory=dict)
     index_files: List[Tuple[str, Path]] = field(default_factory=list)
     vectors: Optional[Path] = None
+    enrich: Optional[Path] = None
     count: int = 0  # files
 
     @property
@@ -258,6 +265,12 @@ def _check_vectors(tap: StagedTap, member: str, path: Path) -> None:
     tap.vectors = path
 
 
+def _check_enrich(tap: StagedTap, member: str, path: Path) -> None:
+    # Rows are data, checked one by one on import (`share.import_rows`), and only the rows
+    # of this tap's own items are kept: a row for another tap's skill is dropped.
+    tap.enrich = path
+
+
 def _check_file(tap: StagedTap, member: str, path: Path) -> None:
     if path.name == registry.BUNDLE_MARK:
         raise tap.refuse(member, "has a name boost keeps for itself")
@@ -275,6 +288,7 @@ MEMBER_KINDS: Tuple[MemberKind, ...] = (
         _check_index,
     ),
     MemberKind("vectors", re.compile(re.escape(VECTORS)), MAX_MEMBER_BYTES, False, _check_vectors),
+    MemberKind("enrichment", re.compile(re.escape(share.MEMBER)), 64 << 20, False, _check_enrich),
     MemberKind("file", re.compile(r"files/.+"), MAX_FILE_BYTES, True, _check_file),
 )
 
@@ -332,6 +346,7 @@ def import_bundles(files: Sequence[Path]) -> List[ImportReport]:
             for reader, ts in staged
         ]
         _import_vectors([(done[t.name], t.vectors) for t in taps if t.vectors is not None])
+        _import_enrichments([(done[t.name], t.enrich) for t in taps if t.enrich is not None])
     if reports:
         built = indexing.reindex()
         last = reports[-1]
@@ -439,6 +454,20 @@ def _installed(tap: StagedTap, replaced: bool) -> ImportedTap:
     if tap.vectors is not None:
         done.vectors = 0  # imported after every tap is in place (`_import_vectors`)
     return done
+
+
+def _import_enrichments(items: Sequence[Tuple[ImportedTap, Path]]) -> None:
+    """Store each installed tap's bundled enrichments, keeping only rows for the items its
+    own files make (`enrich.share.import_rows`): a bundle cannot enrich another tap's skill."""
+    for tap, path in items:
+        kept, dropped, foreign = share.import_rows(
+            path.read_bytes(), registry.snapshots([tap.name])
+        )
+        tap.enrichments = kept
+        if dropped:
+            tap.notes.append(f"{dropped} enrichment rows left out (malformed)")
+        if foreign:
+            tap.notes.append(f"{foreign} enrichment rows left out (not of this tap's items)")
 
 
 def _import_vectors(items: Sequence[Tuple[ImportedTap, Path]]) -> None:

@@ -105,6 +105,11 @@ def vectors_path() -> Path:
     return _under("cache/vectors.sqlite")
 
 
+def enrich_path() -> Path:
+    """The enrichment store (sqlite): what an LLM wrote of each distinct entry text."""
+    return _under("cache/enrich.sqlite")
+
+
 def locks_dir() -> Path:
     """Lock files (see `lock`): one for the config, one per tap."""
     return boost_home() / "locks"

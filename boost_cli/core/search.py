@@ -186,7 +186,12 @@ def run(
         notes.append(
             f"rerank skipped: {rerank_status.get('reason')}; showing {choice.retriever.name} order"
         )
-    hits = _with_why(opts.query, keywords, hits[: opts.limit])
+    hits = hits[: opts.limit]
+    if paths.enrich_path().exists():
+        hits, enriched, enrich_notes = _enrichment(" ".join([opts.query, *keywords]), hits)
+        notes += enrich_notes
+        diagnostics["enrichment"] = enriched
+    hits = _with_why(opts.query, keywords, hits)
     timings["total_ms"] = _ms(t0)
     bound = (
         opts.engine is None
@@ -368,6 +373,17 @@ def _rerank(
     if held:
         status["not_lifted"] = held  # picked, but the retrieval scored them too low
     return ordered, status
+
+
+def _enrichment(
+    text: str, hits: List[Hit]
+) -> Tuple[List[Hit], Dict[str, Dict[str, Any]], List[str]]:
+    """The hits that matched through their enrichment, with its sentence as the why
+    (`enrich.lookup`); only a home with an enrichment store gets here."""
+    from boost_cli.core.enrich import lookup
+
+    roots = {tap.name: root for tap, root in registry.present({h.entry.tap for h in hits})}
+    return lookup.annotate(text, hits, roots)
 
 
 def _with_why(query: str, keywords: Sequence[str], hits: List[Hit]) -> List[Hit]:

@@ -2,8 +2,9 @@
 
 ``llm`` (on | off: off is the persistent ``--no-llm``, like ``BOOST_NO_LLM=1``),
 ``llm.provider`` (auto or a provider's name, like ``BOOST_LLM_PROVIDER``), ``limit``
-(the default number of search results) and ``engine`` (the default engine: auto or one of
-`models.ENGINES`). Each value is checked when set and again when read (a hand-edited config
+(the default number of search results), ``engine`` (the default engine: auto or one of
+`models.ENGINES`) and ``enrich.allow_egress`` (the saved consent of `boost reindex
+--enrich --allow-egress`). Each value is checked when set and again when read (a hand-edited config
 with a wrong value gives the default and never a crash).
 """
 
@@ -51,6 +52,15 @@ def _llm_provider(text: str) -> str:
     return value
 
 
+def _flag(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("on", "true", "1", "yes"):
+        return True
+    if value in ("off", "false", "0", "no"):
+        return False
+    raise ValueError("true or false")
+
+
 def _limit(text: str) -> int:
     value = int(text)
     if not 1 <= value <= 100:
@@ -75,6 +85,11 @@ KNOWN: Mapping[str, Tuple[Callable[[str], Any], Any, str]] = {
     ),
     "limit": (_limit, 10, "how many results boost search shows by default (1-100)"),
     "engine": (_engine, "auto", f"the default search engine: auto, {', '.join(ENGINES)}"),
+    "enrich.allow_egress": (
+        _flag,
+        False,
+        "let 'boost reindex --enrich' send skill text to a remote LLM (like --allow-egress)",
+    ),
 }
 
 

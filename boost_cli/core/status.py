@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from boost_cli import __version__
-from boost_cli.core import dense, embed, llm, paths, registry, retrieval, search, settings
+from boost_cli.core import dense, embed, index, llm, paths, registry, retrieval, search, settings
+from boost_cli.core.enrich import lookup
 from boost_cli.core.errors import BoostError, ConfigError, IndexUnavailable, UsageError, os_fix
 from boost_cli.core.llm import breaker, providers
 
@@ -123,6 +124,10 @@ def doctor(engines: Optional[retrieval.Engines] = None) -> Dict[str, Any]:
                 "related-terms table missing or damaged (searches are not widened with "
                 "terms learnt from the taps): run 'boost reindex'"
             )
+    manifest = index.previous_manifest(paths.index_dir()) if state.exists else None
+    indexed_key = (manifest or {}).get("params", {}).get("enrich_key") if manifest else None
+    report["enrich"], enrich_fixes = lookup.status(indexed_key)
+    fixes.extend(enrich_fixes)
     report["dense"] = _dense(engines)
     if report["dense"].get("damaged"):
         fixes.append(f"vector store damaged: {report['dense']['fix']}")

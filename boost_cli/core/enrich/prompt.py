@@ -19,8 +19,6 @@ import json
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Sequence
 
-from boost_cli.core.chunker import clean_score_text
-from boost_cli.core.frontmatter import split
 from boost_cli.core.text import clip_words
 
 PROMPT_VERSION = 1
@@ -79,6 +77,10 @@ def _fields(kind: str, name: str, description: str, body: str) -> Dict[str, str]
 def item_of(kind: str, name: str, description: str, text: str) -> Item:
     """The `Item` for an entry whose whole defining file is ``text``: the fields clipped to
     their limits, the body without its frontmatter and with code/table noise dropped."""
+    # Loaded here: a search reads `PROMPT_VERSION` and stored digests, never parses.
+    from boost_cli.core.chunker import clean_score_text
+    from boost_cli.core.frontmatter import split
+
     _, body, _ = split(text)
     name = clip_words(name, MAX_NAME)
     description = clip_words(description, MAX_DESCRIPTION)

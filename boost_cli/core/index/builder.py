@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from boost_cli.core.atomic import write_bytes, write_json
+from boost_cli.core.enrich import store as enrich_store
 from boost_cli.core.errors import IndexUnavailable, UsageError
 from boost_cli.core.index import segment
 from boost_cli.core.index.container import Container, dumps, pack
@@ -126,9 +127,22 @@ def source_key(tap: TapSource, params: IndexParams, prefix: bool) -> str:
             tap.scan,
             prefix,
             [params.chunk_target, params.chunk_overlap, params.max_chunks],
+            *([params.enrich_shape()] if params.enrich_shape() else []),
         ]
     )
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def with_enrichment(params: IndexParams) -> IndexParams:
+    """``params`` keyed by the enrichment store as it is now (`enrich.store.fingerprint`):
+    no store, a damaged one or a weight of 0 indexes no enrichment."""
+    if not params.enrich_weight:
+        return dataclasses.replace(params, enrich_key="")
+    try:
+        texts = enrich_store.texts()
+    except enrich_store.EnrichDamaged:
+        texts = {}
+    return dataclasses.replace(params, enrich_key=enrich_store.fingerprint(texts))
 
 
 def build(
@@ -192,7 +206,7 @@ def _build(
     workers: Optional[int],
 ) -> BuildReport:
     t0 = time.perf_counter()
-    params = params or IndexParams()
+    params = with_enrichment(params or IndexParams())
     params.validate()
     ordered = sorted(taps, key=lambda t: t.name)
     names = [t.name for t in ordered]
@@ -490,7 +504,7 @@ def segment_files(
 ) -> List[Tuple[str, bytes]]:
     """``snap``'s segment and postings files as `build` would write them (paths relative
     to the index folder): what `boost bundle export` ships so an import chunks nothing."""
-    params = params or IndexParams()
+    params = with_enrichment(params or IndexParams())
     key = segment.segment_key(snap, params, use_prefix)
     data, tap_data, _ = segment.segment_bytes(snap, params, use_prefix, key)
     stem = f"{safe_name(snap.name)}-{key}"

@@ -27,6 +27,10 @@ REINDEX_FORCE = "run 'boost reindex --force'"
 
 DEAD = 0xFFFFFFFF  # chunk → content value of a chunk whose content is indexed elsewhere
 NO_SPAN = 0xFFFFFFFF  # chunk_span byte offsets of a file that is not valid UTF-8
+# chunk_span of an enrichment chunk (docs/enrich.md): no characters, an empty byte range
+# (whose CRC32 is 0), so a snippet read of it yields "" and the hit shows its description.
+ENRICH_CHARS = 0xFFFFFFFE
+ENRICH_SPAN = (ENRICH_CHARS, ENRICH_CHARS, 0, 0, 0)
 KIND_BITS = {k: 1 << i for i, k in enumerate(KINDS)}  # content_kinds: one bit per kind
 
 

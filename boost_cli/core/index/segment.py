@@ -18,17 +18,31 @@ from array import array
 from itertools import accumulate
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from boost_cli.core import paths
 from boost_cli.core.binio import to_le
 from boost_cli.core.index.container import Container, dumps, pack
-from boost_cli.core.index.contents import DL_MAX, ChunkTable, ContentTable, chunk_file, read_file
-from boost_cli.core.index.layout import FORMAT_VERSION, SEGMENT_MAGIC, TAP_MAGIC, damaged
+from boost_cli.core.index.contents import (
+    DL_MAX,
+    ChunkRow,
+    ChunkTable,
+    ContentTable,
+    chunk_file,
+    read_file,
+)
+from boost_cli.core.index.layout import (
+    ENRICH_SPAN,
+    FORMAT_VERSION,
+    SEGMENT_MAGIC,
+    TAP_MAGIC,
+    damaged,
+)
 from boost_cli.core.index.neardup import KEY_BYTES, NO_SKETCH, sketch
 from boost_cli.core.index.params import IndexParams
 from boost_cli.core.index.postings import invert, tap_sections
-from boost_cli.core.models import TapSnapshot
+from boost_cli.core.models import MAX_FILE_BYTES, Entry, TapSnapshot
+from boost_cli.core.tokenize import tokenize
 
 _SPAN = struct.Struct("<5I")  # chunk_span row: start, end (characters), start, end (bytes), crc32
 _U32X2 = struct.Struct("<II")
@@ -87,10 +101,42 @@ def segment_key(snap: TapSnapshot, params: IndexParams, prefix: bool) -> str:
             portable_root(snap.root),
             prefix,
             [params.chunk_target, params.chunk_overlap, params.max_chunks],
+            *([params.enrich_shape()] if params.enrich_shape() else []),
             entries,
         ]
     )
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def enrichment_texts(params: IndexParams) -> Dict[str, str]:
+    """The store's texts by item digest when ``params`` index enrichment, else {}. A store
+    damaged since the key was taken indexes none (the next build keys it so)."""
+    if not params.enrich_shape():
+        return {}
+    from boost_cli.core.enrich import store as enrich_store
+
+    try:
+        return enrich_store.texts()
+    except enrich_store.EnrichDamaged:
+        return {}
+
+
+def enrichment_chunk(
+    entry: Entry, data: bytes, enriched: Dict[str, str], weight: int, prefix: bool
+) -> Optional[ChunkRow]:
+    """The chunk that carries ``entry``'s enrichment, or None when it has none: the context
+    prefix's terms, then the enrichment's terms ``weight`` times. Its span is `ENRICH_SPAN`
+    (no text of the file: a hit on it shows the description)."""
+    from boost_cli.core.chunker import context_prefix
+    from boost_cli.core.enrich.prompt import item_of
+
+    text = data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
+    item = item_of(entry.kind, entry.name, entry.description, text)
+    words = enriched.get(item.digest)
+    if not words:
+        return None
+    head = tokenize(context_prefix(entry.name, entry.description, ())) if prefix else []
+    return ChunkRow(*ENRICH_SPAN, head + tokenize(words) * weight)
 
 
 def segment_bytes(
@@ -107,6 +153,7 @@ def segment_bytes(
     chunks = ChunkTable()
     postings: Dict[str, List[int]] = {}
     skipped: List[str] = []
+    enriched = enrichment_texts(params)
     for entry in sorted(snap.entries, key=lambda e: e.path):
         data = read_file(snap.root / entry.path)
         if data is None:
@@ -116,6 +163,10 @@ def segment_bytes(
         if j is None:
             continue  # byte-identical to an earlier file: the entry joined that content
         chunked = chunk_file(entry, data, snap.name, params, prefix)
+        if enriched:
+            extra = enrichment_chunk(entry, data, enriched, params.enrich_weight, prefix)
+            if extra is not None:
+                chunked.rows.append(extra)
         invert(postings, len(chunks), [row.terms for row in chunked.rows])
         chunks.add(j, chunked.rows)
         contents.sketches.append(sketch(chunked.body_terms))

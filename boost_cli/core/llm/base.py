@@ -60,8 +60,13 @@ def shown_endpoint(url: str) -> str:
 
 
 def is_local(url: str) -> bool:
-    """Whether ``url``'s host is this machine (127.0.0.1, ::1, localhost)."""
-    return (urllib.parse.urlsplit(url).hostname or "") in http.LOOPBACK
+    """Whether ``url`` is HTTP(S) on this machine (127.0.0.1, ::1, localhost)."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        host = parts.hostname or ""
+    except ValueError:  # a malformed port or bracket: not a URL we would call
+        return False
+    return parts.scheme in ("http", "https") and host.lower() in http.LOOPBACK
 
 
 def seconds_setting(
