@@ -157,11 +157,22 @@ def test_a_bundle_carries_the_enrichment_labelled_as_imported(
     assert "enrichment: 29 texts (29 by claude-haiku-5-5, prompt v1, imported)" in r.stdout
 
 
-def test_a_bundles_bad_enrichment_rows_are_left_out() -> None:
-    from boost_cli.core.enrich import share
+def test_a_bundles_bad_enrichment_rows_are_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from boost_cli.core.enrich import prompt, share, store
+    from boost_cli.core.models import Entry, TapSnapshot
 
+    monkeypatch.setenv("BOOST_HOME", str(tmp_path / "home"))
+    root = tmp_path / "tap"
+    root.mkdir()
+    text = "---\nname: a11y\ndescription: Audits pages.\n---\n# Audit\nCheck each page.\n"
+    (root / "SKILL.md").write_text(text, encoding="utf-8")
+    entry = Entry("a11y", "skill", "Audits pages.", "t", "", "SKILL.md")
+    snap = TapSnapshot("t", "c" * 40, root, (entry,))
+    own = prompt.item_of("skill", "a11y", "Audits pages.", text).digest
     good = {
-        "digest": "a" * 64,
+        "digest": own,
         "about": "Audits pages.",
         "tasks": ["check a page"],
         "model": "m",
@@ -174,6 +185,11 @@ def test_a_bundles_bad_enrichment_rows_are_left_out() -> None:
         {**good, "tasks": ["<script>"]},
         {**good, "prompt_version": True},
         "not a row",
+        {**good, "digest": "b" * 64},  # well formed, but no item of this tap: another tap's
     ]
     data = "\n".join(json.dumps(r) for r in rows).encode() + b"\n{broken\n"
-    assert share.import_rows(data) == (1, 6)
+    assert share.import_rows(data, [snap]) == (1, 6, 1)
+    db = store.open_store()
+    assert db is not None
+    with db:
+        assert set(db.chosen([own, "b" * 64])) == {own}
