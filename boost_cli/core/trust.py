@@ -59,7 +59,7 @@ from typing import (
 
 from boost_cli.core.text import ELLIPSIS, clip, printable
 
-VERSION = 1  # bump when a rule changes: cached findings of older versions are redone
+VERSION = 2  # bump when a rule changes: cached findings of older versions are redone
 SEVERITIES = ("info", "low", "medium", "high")
 KINDS = (
     "instructions",
