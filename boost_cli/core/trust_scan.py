@@ -78,7 +78,11 @@ def _inner(files: Sequence[str], entry: Entry) -> Tuple[List[str], List[str]]:
         if rel != entry.path:
             inner.append(rel)
     nested = sorted(
-        {r[: -len("SKILL.md")] for r in inner if r.endswith("/SKILL.md") or r == prefix + "SKILL.md"}
+        {
+            r[: -len("SKILL.md")]
+            for r in inner
+            if r.endswith("/SKILL.md") or r == prefix + "SKILL.md"
+        }
     )
     return inner, nested
 
@@ -105,6 +109,7 @@ class Coverage:
 
 
 NESTED = "another skill (install it on its own)"
+PAST_COUNT = f"past the {MAX_SIBLINGS} files the trust scan reads"
 LINK_OUT = "a symlink out of the skill's folder"
 
 
@@ -132,7 +137,7 @@ def coverage(root: Path, entry: Entry, files: Optional[Sequence[str]] = None) ->
         if os.path.islink(full) and not os.path.realpath(full).startswith(folder_real + os.sep):
             why = LINK_OUT
         elif len(read) >= MAX_SIBLINGS:
-            why = f"past the {MAX_SIBLINGS} files the trust scan reads"
+            why = PAST_COUNT
         else:
             try:
                 size = full.stat().st_size
