@@ -175,8 +175,7 @@ def install(
     trusted = sc.trusted(_layout_folder(tgt))
     for d in sorted(interest):
         nofollow.check(sc.base, d, trusted)
-    if not sc.user:
-        nofollow.check(sc.base, sc.book.rel)
+    manifest.check(sc.book)
     disk = {d: nofollow.digest(sc.base, d, trusted) for d in interest}
     p = plan.plan(tgt, digests, disk, recorded, force)
     scanned = trust.findings(found)
@@ -240,6 +239,7 @@ def uninstall(
         )
     for a in p.actions:
         nofollow.check(sc.base, a.dest, trusted)
+    manifest.check(sc.book)
     for a in p.actions:
         nofollow.remove(sc.base, a.dest, trusted)
     with manifest.editing(sc.book) as book:

@@ -129,6 +129,13 @@ def load(book: Book) -> Dict[str, Dict[str, Any]]:
     return items
 
 
+def check(book: Book) -> None:
+    """Refuse now (UsageError) a manifest or a lock that `editing` would refuse later: a
+    symlink on the way to either. Install asks before it writes the first file."""
+    nofollow.check(book.root, book.rel)
+    nofollow.check(book.root, book.rel + ".lock")
+
+
 @contextlib.contextmanager
 def editing(book: Book) -> Iterator[Dict[str, Dict[str, Any]]]:
     """The items to change in the ``with`` block, written back atomically under a lock."""
