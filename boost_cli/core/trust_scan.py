@@ -174,19 +174,20 @@ def _read(path: Path) -> Optional[bytes]:
         return None
 
 
-# What is not text in a binary file: control characters (but tab and line breaks) and
-# bytes that are not UTF-8; what is left between them is what a reader could be shown.
-_NOT_TEXT = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ufffd]+")
+# The text in a binary file: runs of at least 16 characters that are neither controls (but
+# tab and line breaks) nor bytes that are not UTF-8. Shorter runs are the noise of
+# compressed data; an instruction is longer.
+_TEXT_RUN = re.compile("[^\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ufffd]{16,}")
 
 
 def _text(data: bytes) -> str:
     """The text the rules read in ``data``: all of it, or for a binary file (a NUL in the
-    first 8 KB) its runs of text, one a line. A host may still show an agent a "binary"
-    file, so what the scan passes is what it read."""
+    first 8 KB) its runs of text (`_TEXT_RUN`), one a line. A host may still show an
+    agent a "binary" file, so a NUL byte must not hide text from the scan."""
     text = data.decode("utf-8", errors="replace")
     if "\x00" not in text[:8192]:
         return text
-    return _NOT_TEXT.sub("\n", text)
+    return "\n".join(_TEXT_RUN.findall(text))
 
 
 def entry_findings(
