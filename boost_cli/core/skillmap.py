@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
 from urllib.parse import quote
 
-from boost_cli.core import atomic, catalog, paths, registry, trust_scan
+from boost_cli.core import atomic, paths, registry, trust_scan
 from boost_cli.core.errors import BoostError, NotFoundError, UsageError
 from boost_cli.core.models import Entry, TapSnapshot
 from boost_cli.core.text import printable
@@ -276,6 +276,8 @@ def judge(entry: Entry, text: str) -> Tuple[Optional[str], str, Dict[str, Any]]:
 
 def build(snapshot: TapSnapshot) -> TapSkills:
     """The served and refused skills of one tap (reads and hashes every served file)."""
+    from boost_cli.core import catalog  # only when a map is built: a search needs no walk
+
     served: List[Served] = []
     refused: List[Refused] = []
     for entry in snapshot.entries:
