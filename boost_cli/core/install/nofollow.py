@@ -27,7 +27,8 @@ from typing import Iterator, List, Optional, Sequence
 from boost_cli.core import atomic, lock
 from boost_cli.core.errors import UsageError
 
-_FD = os.open in os.supports_dir_fd and os.replace in os.supports_dir_fd
+# os.replace is renameat where os.rename is (`supports_dir_fd` lists rename, not replace).
+_FD = {os.open, os.rename, os.mkdir, os.unlink, os.rmdir, os.stat} <= os.supports_dir_fd
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -39,6 +40,10 @@ def _refuse(path: Path) -> UsageError:
         f"refusing to write through the symlink {path}",
         "remove the link, or install into another folder",
     )
+
+
+def _lstat(name: str, dir_fd: int) -> int:
+    return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
 
 
 def _parts(rel: str) -> List[str]:
@@ -64,7 +69,7 @@ def _open_dir(base: Path, parts: Sequence[str], create: bool, trusted: int) -> i
                     os.mkdir(part, 0o755, dir_fd=fd)
                 nxt = os.open(part, flags, dir_fd=fd)
             except OSError:
-                if stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
+                if stat.S_ISLNK(_lstat(part, fd)):
                     raise _refuse(base.joinpath(*parts[: i + 1])) from None
                 raise
             os.close(fd)
@@ -102,7 +107,7 @@ def write(base: Path, rel: str, data: bytes, trusted: int = 0) -> None:
     name = parts[-1]
     try:
         with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISLNK(os.lstat(name, dir_fd=dfd).st_mode):
+            if stat.S_ISLNK(_lstat(name, dfd)):
                 raise _refuse(base.joinpath(*parts))
         tmp = f".{name[:64]}.{secrets.token_hex(6)}.tmp"
         fd = os.open(
@@ -151,9 +156,10 @@ def read(base: Path, rel: str, trusted: int = 0) -> Optional[bytes]:
             return None
         except OSError:  # a symlink (ELOOP), a folder we cannot open
             raise NotPlain(rel) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise NotPlain(rel)
         with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise NotPlain(rel)
             return fh.read()
     finally:
         os.close(dfd)
@@ -222,7 +228,7 @@ def locked(base: Path, rel: str, what: str, timeout: float) -> Iterator[None]:
                 parts[-1], os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=dfd
             )
         except OSError:
-            if stat.S_ISLNK(os.lstat(parts[-1], dir_fd=dfd).st_mode):
+            if stat.S_ISLNK(_lstat(parts[-1], dfd)):
                 raise _refuse(base.joinpath(*parts)) from None
             raise
     finally:
