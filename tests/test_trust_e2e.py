@@ -12,6 +12,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
+from boost_cli.core import trust
 from tests.helpers import make_repo, run_boost
 from tests.test_mcp_server import McpProcess, _text
 
@@ -116,7 +117,8 @@ def _search(home: Path, *args: str) -> List[Dict[str, Any]]:
 def test_the_scan_is_cached_per_commit_at_tap_time(home: Path) -> None:
     names = sorted(p.name for p in (home / "cache" / "trust").iterdir())
     assert [n.split("@")[0] for n in names] == ["clean", "clean", "hostile", "hostile"]
-    assert [n.split(".", 1)[1] for n in names] == ["v1.flags.json", "v1.json"] * 2
+    v = f"v{trust.VERSION}"
+    assert [n.split(".", 1)[1] for n in names] == [f"{v}.flags.json", f"{v}.json"] * 2
 
 
 def test_search_json_flags_every_hit_one_rule_each(home: Path) -> None:
@@ -301,8 +303,8 @@ def test_update_rescans_and_untap_forgets(tmp_path: Path) -> None:
     r = run_boost(["update", "t"], home)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in (home / "cache" / "trust").iterdir()) == [
-        f"t@{commit}.v1.flags.json",
-        f"t@{commit}.v1.json",
+        f"t@{commit}.v{trust.VERSION}.flags.json",
+        f"t@{commit}.v{trust.VERSION}.json",
     ]
     flags = json.loads(run_boost(["show", "t:a", "--json"], home).stdout)["flags"]
     assert flags == [{"kind": "remote-code", "severity": "medium", "count": 1}]
