@@ -301,3 +301,28 @@ def test_uninstall_user_checks_the_manifests_paths(tmp_path: Path) -> None:
     r = run_boost(["uninstall", key, "--user"], home, env={"HOME": str(user)})
     assert r.returncode == 7 and "'../victim.md', outside" in r.stderr, r.stderr
     assert victim.read_bytes() == b"keep me\n"
+
+
+def test_check_record_accepts_what_install_writes_and_nothing_else() -> None:
+    from boost_cli.core.install import manifest
+
+    skill_rec = {"agent": "claude", "kind": "skill", "tap": "t", "path": "s/x/SKILL.md"}
+    ok = {**skill_rec, "files": {".claude/skills/x/SKILL.md": "d", ".claude/skills/x/a/b.md": "d"}}
+    assert manifest.check_record(".claude/skills/x", ok) is None
+    rule = {"agent": "cursor", "kind": "rule", "files": {".cursor/rules/r.mdc": "d"}}
+    assert manifest.check_record(".cursor/rules/r.mdc", rule) is None
+    bad = [
+        (".claude/skills/x", {**skill_rec, "files": {".git/HEAD": "d"}}),
+        (".claude/skills/x", {**skill_rec, "files": {".claude/skills/x/../../y": "d"}}),
+        (".claude/skills/x", {**skill_rec, "files": {".claude/skills/x/a\\b": "d"}}),
+        (".claude/skills/x", {**skill_rec, "files": {".claude/skills/x/a": 1}}),
+        (".claude/skills/x", {**skill_rec, "files": []}),
+        (".claude/skills/x", {**skill_rec, "tap": 3, "files": {}}),
+        (".git", {**skill_rec, "files": {}}),
+        (".claude/skills/..", {**skill_rec, "files": {}}),
+        (".claude/skills/x", {"agent": "vim", "kind": "skill", "files": {}}),
+        (".cursor/rules/r.mdc", {**rule, "files": {".cursor/rules/other.mdc": "d"}}),
+        (3, rule),
+    ]
+    for key, rec in bad:
+        assert manifest.check_record(key, rec), (key, rec)
