@@ -23,6 +23,8 @@ LAZY_ALLOWED = {
     ("boost_cli.core.registry", "boost_cli.core.trust_scan"),
     # A search reads cached findings; the scan's walking rules load only for a live scan.
     ("boost_cli.core.trust_scan", "boost_cli.core.catalog"),
+    # ... and the Skills extension's map counts a skill's files when it is built.
+    ("boost_cli.core.skillmap", "boost_cli.core.catalog"),
     # A reindex fills in the findings of a tap that has none (a stat when it has).
     ("boost_cli.core.indexing", "boost_cli.core.trust_scan"),
     # The embedding stack loads only when a vector store exists.

@@ -9,6 +9,7 @@ from typing import List
 from boost_cli.commands.render import emit_json, err, note, out, short, table, width
 from boost_cli.core.errors import UsageError
 from boost_cli.core.install import apply, plan
+from boost_cli.core.text import printable
 
 _VERB = {
     plan.WRITE: "write",
@@ -25,20 +26,22 @@ def _show_plan(r: apply.Result) -> None:
     head = "would install" if not r.applied else "installed"
     if r.applied and not p.changes:
         head = "already installed"
-    out(f"{head} {r.id} @ {short(r.commit)} ({p.target.kind}, {p.target.agent})")
-    out(f"  into {where}/{p.target.key}")
+    # Names and file names come from the registry: every line goes through `printable`.
+    out(printable(f"{head} {r.id} @ {short(r.commit)} ({p.target.kind}, {p.target.agent})"))
+    out(printable(f"  into {where}/{p.target.key}"))
     if not r.applied:
         for a in p.actions:
-            out(f"  {_VERB[a.action]:<7} {a.dest}{'  (' + a.why + ')' if a.why else ''}")
+            why = f"  ({a.why})" if a.why else ""
+            out(printable(f"  {_VERB[a.action]:<7} {a.dest}{why}"))
     else:
         counts = plan.summary(p)
         done = ", ".join(f"{n} {_VERB[k]}" for k, n in sorted(counts.items()) if k != plan.KEEP)
         if done:
             out(f"  {done}")
     for f in p.findings:
-        note(f"trust: {f}")
+        note(printable(f"trust: {f}"))
     for n in p.notes:
-        note(n)
+        note(printable(n))
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -109,7 +112,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
         if not args.json:
             verb = "would remove" if args.dry_run else "removed"
             n = len(p.changes)
-            out(f"{verb} {key} ({n} file{'' if n == 1 else 's'})")
+            out(printable(f"{verb} {key} ({n} file{'' if n == 1 else 's'})"))
     if args.json:
         emit_json(done)
     return 0
@@ -140,7 +143,7 @@ def _records(args: argparse.Namespace, only_outdated: bool) -> int:
     if not shown:
         where = "for you" if args.user else f"in {sc.base}"
         what = "outdated" if only_outdated else "installed"
-        err(f"nothing {what} {where}")
+        err(printable(f"nothing {what} {where}"))
         return 0
     rows = [
         [

@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 from boost_cli.core.errors import UsageError
 from boost_cli.core.install import apply, plan
 from boost_cli.core.mcp import Registry, ToolResult
+from boost_cli.core.text import printable as shown
 
 INSTALL_INPUT = {
     "type": "object",
@@ -123,11 +124,17 @@ def register(
         record = result.to_dict()
         verb = "would write" if not result.applied else "wrote"
         changed = [a for a in result.plan.actions if a.action != plan.KEEP]
+        # Every field is the registry's text or from it: one line each, escaped (`shown`).
         lines = [
-            f"{'Dry run: ' if not result.applied else ''}{result.id} "
+            f"{'Dry run: ' if not result.applied else ''}{shown(result.id)} "
             f"({result.plan.target.kind}, {result.plan.target.agent}) → "
-            f"{os.path.join(project, result.plan.target.key)}",
-            *(f"- {a.action}: {a.dest}" + (f" ({a.why})" if a.why else "") for a in changed),
+            f"{shown(os.path.join(project, result.plan.target.key))}",
+            *(
+                f"- {a.action}: {shown(a.dest)}" + (f" ({shown(a.why)})" if a.why else "")
+                for a in changed
+            ),
+            *(f"Trust: {shown(f)}" for f in result.plan.findings),
+            *(f"Note: {shown(n)}" for n in result.plan.notes),
         ]
         if not changed:
             lines.append("Already installed: nothing to write.")

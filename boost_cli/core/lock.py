@@ -77,7 +77,16 @@ def hold(
     Waits at most ``timeout`` seconds (None: as long as it takes), then raises `BusyError`
     naming ``what``. OSError (a read-only home, a full disk) propagates.
     """
-    fd = _open(path)
+    with hold_fd(_open(path), what, shared=shared, timeout=timeout) as fd:
+        yield fd
+
+
+@contextlib.contextmanager
+def hold_fd(
+    fd: int, what: str, *, shared: bool = False, timeout: Optional[float] = None
+) -> Iterator[int]:
+    """`hold` on a lock file the caller opened (install opens its own without following a
+    symlink); ``fd`` is closed at the end."""
     try:
         start = time.monotonic()
         wait = _POLL_FIRST

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import List, Optional, Sequence, Tuple
 
-from boost_cli.core import registry
+from boost_cli.core import registry, trust_scan
 from boost_cli.core.errors import (
     AmbiguousError,
     BoostError,
@@ -157,36 +157,31 @@ def folder_of(found: Found) -> Optional[Path]:
 
 def folder_files(found: Found) -> Tuple[List[str], int]:
     """The files of the entry's folder (POSIX paths relative to it, sorted, at most
-    `MAX_LISTED`) and how many there are in all. The scan's rules apply: ``.git`` and
-    ``node_modules`` are skipped, a symlinked folder is not entered, a symlinked file counts
-    only when it resolves to a regular file inside the folder."""
-    from boost_cli.core.catalog import SKIP_DIRS
-
+    `MAX_LISTED`) and how many there are in all: its defining file and those the trust
+    scan reads beside it (`trust_scan.coverage`), the only ones boost serves or installs."""
     folder = folder_of(found)
     if folder is None:
         return [PurePosixPath(found.entry.path).name], 1
-    real = os.path.realpath(folder)
-    files: List[str] = []
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d not in SKIP_DIRS and not os.path.islink(os.path.join(dirpath, d))
-        )
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            if os.path.islink(full) and not (_inside(real, full) and os.path.isfile(full)):
-                continue
-            files.append(Path(full).relative_to(folder).as_posix())
+    files = sorted(skill_files(found))
     return files[:MAX_LISTED], len(files)
+
+
+def skill_files(found: Found) -> List[str]:
+    """A skill's own file and the files beside it the trust scan reads, relative to its
+    folder (`trust_scan.coverage`)."""
+    entry = found.entry
+    lead = len(entry.rel_dir) + 1 if entry.rel_dir else 0
+    cov = trust_scan.coverage(found.snapshot.root, entry)
+    return [entry.path[lead:], *(r[lead:] for r in cov.read)]
 
 
 def read_in_folder(found: Found, rel: str) -> str:
     """The text of the file ``rel`` (relative to the entry's folder; see `folder_files`).
 
     Refused with UsageError: absolute paths, ``.``/``..`` parts, ``.git`` and
-    ``node_modules``, a path through a symlinked folder, a symlink that leads out of the
-    folder, binary files and files over 1 MB. NotFoundError when there is no such file."""
+    ``node_modules`` (in any case), a path through a symlinked folder, a symlink that leads
+    out of the folder, binary files, files over 1 MB and any other file the trust scan does
+    not read (a nested skill's, one past its limits: `trust_scan.coverage`). NotFoundError when there is no such file."""
     from boost_cli.core.catalog import SKIP_DIRS
 
     folder = folder_of(found)
@@ -205,7 +200,7 @@ def read_in_folder(found: Found, rel: str) -> str:
         or "\x00" in rel
         or "\\" in rel
         or rel.startswith("/")
-        or any(p in ("", ".", "..") or p in SKIP_DIRS for p in parts)
+        or any(p in ("", ".", "..") or p.casefold() in SKIP_DIRS for p in parts)
     ):
         raise UsageError(f"refusing file {rel!r}: it is not a plain path inside the folder", fix)
     for depth in range(1, len(parts)):
@@ -221,6 +216,8 @@ def read_in_folder(found: Found, rel: str) -> str:
         raise UsageError(f"{rel!r} is not a file", fix)
     if path.stat().st_size > MAX_FILE_BYTES:
         raise UsageError(f"refusing file {rel!r}: larger than 1 MB", fix)
+    if rel not in skill_files(found):
+        raise UsageError(f"refusing file {rel!r}: the trust scan does not read it", fix)
     data = path.read_bytes()
     if b"\x00" in data[:8192]:
         raise UsageError(f"refusing file {rel!r}: a binary file", fix)

@@ -8,7 +8,10 @@ refusal): the folder's last segment equals the frontmatter ``name``, which follo
 Agent Skills naming rules; ``description`` is there; the frontmatter parses strictly (a
 host re-parses it and compares field by field); every folder segment is a plain URI
 segment; and the skill stays within 512 files and 16 MiB. A refused skill stays
-searchable and readable through ``boost_get_skill``; it only gets no URI.
+searchable and readable through ``boost_get_skill``; it only gets no URI. A skill's files
+are its SKILL.md and exactly the files beside it the trust scan reads
+(`trust_scan.coverage`): not a nested skill's, not one past the scan's limits, not one in
+a folder the scan skips, so what a host loads is what the findings cover.
 
 Safety by construction: a URI is looked up, never parsed into a path. Only the URIs of
 the manifests exist, so ``..``, ``%2e%2e``, absolute paths, ``.git`` and symlinks out of
@@ -34,7 +37,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
 from urllib.parse import quote
 
-from boost_cli.core import atomic, paths, registry
+from boost_cli.core import atomic, paths, registry, trust_scan
 from boost_cli.core.errors import BoostError, NotFoundError, UsageError
 from boost_cli.core.models import Entry, TapSnapshot
 from boost_cli.core.text import printable
@@ -48,7 +51,7 @@ MAX_TOTAL_BYTES = 16 * 1024 * 1024
 NAME_MAX = 64  # Agent Skills: name 1-64 of a-z, 0-9 and '-', description 1-1024 characters
 DESCRIPTION_MAX = 1024
 DIRECTORY_MIME = "inode/directory"
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 
 #: Why a skill is not served under the extension, by code (`Refused.reason`).
 REASONS: Mapping[str, str] = {
@@ -60,6 +63,8 @@ REASONS: Mapping[str, str] = {
     "bad-path": "a folder on its path is not a plain URI segment",
     "too-many-files": f"it has more than {MAX_RESOURCES} files",
     "too-large": "its files add up to more than 16 MiB",
+    "unscanned": "the trust scan does not read all its files (at most 200 beside SKILL.md, "
+    "1 MB each, 8 MB in all)",
 }
 
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -197,42 +202,6 @@ class TapSkills:
 # --------------------------------------------------------------------------- building
 
 
-def _walk(folder: Path) -> Tuple[List[str], int]:
-    """Every file of a skill folder (POSIX paths relative to it, sorted) and how many were
-    left out. The catalog's rules: ``.git``, ``node_modules`` and the like are skipped,
-    symlinked folders are not entered, a symlinked file counts only when it resolves to a
-    regular file inside the folder, names that are not UTF-8 are skipped."""
-    real = os.path.realpath(folder)
-    files: List[str] = []
-    skipped = 0
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        keep = []
-        for d in sorted(dirnames):
-            full = os.path.join(dirpath, d)
-            if d.casefold() in _SKIP_DIRS:
-                continue
-            if os.path.islink(full) or not _utf8(d):
-                skipped += 1
-                continue
-            keep.append(d)
-        dirnames[:] = keep
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            if not _utf8(name) or (os.path.islink(full) and not _inside_file(real, full)):
-                skipped += 1
-                continue
-            files.append(Path(full).relative_to(folder).as_posix())
-    return sorted(files), skipped
-
-
-def _utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _inside_file(folder_real: str, path: str) -> bool:
     """Whether ``path`` resolves to a regular file inside ``folder_real`` (not in a .git)."""
     real = os.path.realpath(path)
@@ -307,6 +276,8 @@ def judge(entry: Entry, text: str) -> Tuple[Optional[str], str, Dict[str, Any]]:
 
 def build(snapshot: TapSnapshot) -> TapSkills:
     """The served and refused skills of one tap (reads and hashes every served file)."""
+    from boost_cli.core import catalog  # only when a map is built: a search needs no walk
+
     served: List[Served] = []
     refused: List[Refused] = []
     for entry in snapshot.entries:
@@ -317,15 +288,25 @@ def build(snapshot: TapSnapshot) -> TapSkills:
             refused.append(Refused(entry.tap, entry.path, reason, detail))
             continue
         folder = snapshot.root / entry.rel_dir if entry.rel_dir else snapshot.root
-        rels, _skipped = _walk(folder)
-        if len(rels) > MAX_RESOURCES:
-            refused.append(Refused(entry.tap, entry.path, "too-many-files", f"{len(rels)} files"))
+        lead = len(entry.rel_dir) + 1 if entry.rel_dir else 0
+        every = catalog.tap_files(folder)
+        if len(every) > MAX_RESOURCES:
+            refused.append(Refused(entry.tap, entry.path, "too-many-files", f"{len(every)} files"))
             continue
-        sizes = [(folder / r).stat().st_size for r in rels]
+        sizes = [(folder / r).stat().st_size for r in every]
         if sum(sizes) > MAX_TOTAL_BYTES:
             mib = sum(sizes) / (1024 * 1024)
             refused.append(Refused(entry.tap, entry.path, "too-large", f"{mib:.1f} MiB"))
             continue
+        covered = trust_scan.coverage(snapshot.root, entry)
+        if covered.unread:
+            rel, why = covered.unread[0]
+            detail = f"{rel[lead:]}: {why}" + (
+                f" (+{len(covered.unread) - 1} more)" if len(covered.unread) > 1 else ""
+            )
+            refused.append(Refused(entry.tap, entry.path, "unscanned", detail[:200]))
+            continue
+        rels = sorted([SKILL_FILE, *(r[lead:] for r in covered.read)])
         files = []
         for rel in rels:
             digest, size = _digest(folder / rel)

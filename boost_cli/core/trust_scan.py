@@ -23,6 +23,8 @@ import bisect
 import json
 import logging
 import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
 
@@ -63,8 +65,15 @@ def siblings(files: Sequence[str], entry: Entry) -> List[str]:
     sorted): those in its folder and its subfolders, leaving out subfolders that hold a
     SKILL.md of their own (other entries); at most `MAX_SIBLINGS`. A rule or a workflow
     has none: its folder holds other entries."""
+    inner, nested = _inner(files, entry)
+    return [r for r in inner if not _nested_in(r, nested)][:MAX_SIBLINGS]
+
+
+def _inner(files: Sequence[str], entry: Entry) -> Tuple[List[str], List[str]]:
+    """The files under a skill's folder but its SKILL.md, and the folders (with their
+    trailing '/') of the skills nested in it."""
     if entry.kind != "skill":
-        return []
+        return [], []
     prefix = f"{entry.rel_dir}/" if entry.rel_dir else ""
     start = bisect.bisect_left(files, prefix)
     inner = []
@@ -73,11 +82,85 @@ def siblings(files: Sequence[str], entry: Entry) -> List[str]:
             break
         if rel != entry.path:
             inner.append(rel)
-    nested = {
-        r[: -len("SKILL.md")] for r in inner if r.endswith("/SKILL.md") or r == prefix + "SKILL.md"
-    }
-    out = [r for r in inner if not any(r.startswith(n) for n in nested)]
-    return out[:MAX_SIBLINGS]
+    nested = sorted(
+        {
+            r[: -len("SKILL.md")]
+            for r in inner
+            if r.endswith("/SKILL.md") or r == prefix + "SKILL.md"
+        }
+    )
+    return inner, nested
+
+
+def _nested_in(rel: str, nested: Sequence[str]) -> bool:
+    return any(rel.startswith(n) for n in nested)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What the scan reads of one entry: ``read``, the files beside its defining file that
+    it reads (paths relative to the tap, sorted), and ``left_out``, (path, why) of the
+    files of its folder it does not read. Install and the Skills extension install and
+    serve exactly the defining file and ``read``: nothing the scan did not read."""
+
+    read: Tuple[str, ...]
+    left_out: Tuple[Tuple[str, str], ...]
+
+    @property
+    def unread(self) -> List[Tuple[str, str]]:
+        """The files left out for the scan's limits (its count, its sizes): those of the
+        skill's own that it did not read (a nested skill and a symlink out are not)."""
+        return [(r, w) for r, w in self.left_out if w not in (NESTED, LINK_OUT)]
+
+
+NESTED = "another skill (install it on its own)"
+PAST_COUNT = f"past the {MAX_SIBLINGS} files the trust scan reads"
+LINK_OUT = "a symlink out of the skill's folder"
+
+
+def coverage(root: Path, entry: Entry, files: Optional[Sequence[str]] = None) -> Coverage:
+    """The files of ``entry``'s folder the scan reads (see `Coverage`), by its rules: the
+    tap walk's (`catalog.tap_files`: no ``.git``, ``node_modules`` and the like in any
+    case, no symlinked folder, no name that is not UTF-8); not a nested skill's folder
+    (its own entry); a symlinked file only into the skill's own folder; at most
+    `MAX_SIBLINGS` files; none over 1 MB; and none once `MAX_SIBLING_BYTES` are read.
+    ``files`` is the tap's `catalog.tap_files` (sorted), walked when not given."""
+    if entry.kind != "skill":
+        return Coverage((), ())
+    if files is None:
+        files = _files(root / entry.rel_dir if entry.rel_dir else root, entry.rel_dir)
+    inner, nested = _inner(files, entry)
+    folder_real = os.path.realpath(root / entry.rel_dir if entry.rel_dir else root)
+    read: List[str] = []
+    left: List[Tuple[str, str]] = [(n.rstrip("/"), NESTED) for n in nested]
+    budget = MAX_SIBLING_BYTES
+    for rel in inner:
+        if _nested_in(rel, nested):
+            continue
+        full = root / rel
+        why = ""
+        if os.path.islink(full) and not os.path.realpath(full).startswith(folder_real + os.sep):
+            why = LINK_OUT
+        elif len(read) >= MAX_SIBLINGS:
+            why = PAST_COUNT
+        else:
+            try:
+                size = full.stat().st_size
+            except OSError:
+                size = -1
+            if size < 0:
+                why = "cannot be read"
+            elif size > MAX_FILE_BYTES:
+                why = "larger than 1 MB: the trust scan does not read it"
+            elif budget <= 0:
+                why = f"past the {MAX_SIBLING_BYTES // 1_000_000} MB the trust scan reads"
+            else:
+                budget -= size
+        if why:
+            left.append((rel, why))
+        else:
+            read.append(rel)
+    return Coverage(tuple(read), tuple(sorted(left)))
 
 
 def _executable(path: Path) -> bool:
@@ -96,10 +179,20 @@ def _read(path: Path) -> Optional[bytes]:
         return None
 
 
-def _text(data: bytes) -> Optional[str]:
-    if b"\x00" in data[:8192]:
-        return None
-    return data.decode("utf-8", errors="replace")
+# The text in a binary file: runs of at least 16 characters that are neither controls (but
+# tab and line breaks) nor bytes that are not UTF-8. Shorter runs are the noise of
+# compressed data; an instruction is longer.
+_TEXT_RUN = re.compile("[^\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ufffd]{16,}")
+
+
+def _text(data: bytes) -> str:
+    """The text the rules read in ``data``: all of it, or for a binary file (a NUL in the
+    first 8 KB) its runs of text (`_TEXT_RUN`), one a line. A host may still show an
+    agent a "binary" file, so a NUL byte must not hide text from the scan."""
+    text = data.decode("utf-8", errors="replace")
+    if "\x00" not in text[:8192]:
+        return text
+    return "\n".join(_TEXT_RUN.findall(text))
 
 
 def entry_findings(
@@ -110,29 +203,23 @@ def entry_findings(
     files: Optional[Sequence[str]] = None,
 ) -> Findings:
     """Every finding of ``entry`` (a tap's entry, the tap at ``root``), worst first: its
-    name, its frontmatter, its defining file and the files beside it (``files``: the
-    tap's `catalog.tap_files`, sorted; walked when not given)."""
+    name, its frontmatter, its defining file and the files beside it that it reads
+    (`coverage`; ``files``: the tap's `catalog.tap_files`, sorted; walked when not given)."""
     found: List[trust.Finding] = list(trust_names.lookalike(entry.name, entry.path, known))
     data = _read(root / entry.path)
-    text = _text(data) if data is not None else None
-    if text is not None:
+    if data is not None:
+        text = _text(data)
         found += trust.powers(entry.meta, text, entry.path)
         found += trust.scan_text(text, entry.path, own)
-    if entry.kind == "skill" and files is None:
-        files = _files(root / entry.rel_dir if entry.rel_dir else root, entry.rel_dir)
-    budget = MAX_SIBLING_BYTES
-    for rel in siblings(files or (), entry):
-        data = _read(root / rel) if budget > 0 else None
+    for rel in coverage(root, entry, files).read:
+        data = _read(root / rel)
         if data is None:
             if trust.is_script(rel, executable=_executable(root / rel)):
                 found.append(trust.script(rel))
             continue
-        budget -= len(data)
         if trust.is_script(rel, data[:2], _executable(root / rel)):
             found.append(trust.script(rel))
-        text = _text(data)
-        if text is not None:
-            found += trust.scan_text(text, rel, own)
+        found += trust.scan_text(_text(data), rel, own)
     return tuple(sorted(found, key=trust.sort_key))
 
 

@@ -1,35 +1,39 @@
 """Installing a found item where an agent loads it: the file I/O around `plan`.
 
-``install`` reads the item's files from its tap (a skill: its folder's files, by the scan's
-rules; anything else: its one file), asks `plan.plan` what to do given the manifest and the
-disk, and, unless it is a dry run or something conflicts, writes each file atomically and
-records it in the manifest (`manifest`). Safety:
+``install`` reads the item's files from its tap (a skill: its defining file and exactly the
+files beside it the trust scan reads, `trust_scan.coverage`; anything else: its one file),
+asks `plan.plan` what to do given the manifest and the disk, and, unless it is a dry run
+or something conflicts, writes each file atomically and records it in the manifest
+(`manifest`). Safety:
 
 - every destination is built from validated names (`plan.safe_name`, `plan.check_rel`), so
-  it is inside the target folder; the final parent's real path is checked again;
-- no symlink is followed: in the project scope none may be on the way from the project
-  folder to a file (a cloned repository could carry ``.claude/skills -> /etc``); in the user
-  scope the agent's own folders may be the user's symlinks (dotfiles), the item's may not;
-- a file boost did not write, or the user edited, is never replaced without ``force``;
-- a trust check (`trust.findings`, the trust scan's) may refuse an item: high-severity findings block it
-  unless ``force``.
+  it is inside the target folder, and every path a manifest lists is checked on every read
+  (`manifest.check_record`);
+- no symlink is followed: every read, write and removal, and the manifest and its lock, go
+  through `nofollow`. In the project scope no symlink may be on the way from the project
+  folder to a file (a cloned repository could carry ``.claude/skills -> /etc`` or
+  ``.boost -> /elsewhere``); in the user scope the agent's own folders may be the user's
+  symlinks (dotfiles), the item's may not;
+- a file boost did not write, or the user edited, is never replaced without ``force``, and
+  an item installed from one tap and path is not replaced by another's (`ConflictError`);
+- a trust check (`trust.findings`, the trust scan's) may refuse an item: high-severity
+  findings block it unless ``force``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from boost_cli.core import atomic, lookup
+from boost_cli.core import lookup, trust_scan
 from boost_cli.core.errors import BoostError, NotFoundError, UsageError
-from boost_cli.core.install import manifest, plan, trust
-from boost_cli.core.models import MAX_FILE_BYTES
+from boost_cli.core.install import manifest, nofollow, plan, trust
 
-MAX_FILES = lookup.MAX_LISTED  # a skill folder with more is likely a whole repository
+MAX_FILES = trust_scan.MAX_SIBLINGS  # a skill folder with more is likely a whole repository
+MAX_NOTES = 10  # files left out, named one by one; the rest counted
 
 
 class ConflictError(BoostError):
@@ -44,8 +48,13 @@ class Scope:
     base: Path
 
     @property
-    def manifest_path(self) -> Path:
-        return manifest.path_for(self.user, self.base)
+    def book(self) -> manifest.Book:
+        return manifest.for_scope(self.user, self.base)
+
+    def trusted(self, folder: str) -> int:
+        """How many leading parts of a path under the agent's ``folder`` may be symlinks:
+        the agent's folders in the user scope (dotfiles), none in a project."""
+        return len(folder.split("/")) if self.user else 0
 
 
 def scope(user: bool, project: Optional[str] = None) -> Scope:
@@ -89,25 +98,26 @@ class Result:
 
 
 def item_files(found: lookup.Found) -> Tuple[Dict[str, bytes], List[str]]:
-    """The item's files (rel path → bytes) and notes on files left out."""
-    notes: List[str] = []
+    """The item's files (rel path → bytes) and notes on files left out: a skill's are its
+    defining file and those the trust scan reads (`trust_scan.coverage`), nothing else."""
     folder = lookup.folder_of(found)
+    entry = found.entry
     if folder is None:
-        name = found.entry.path.rsplit("/", 1)[-1]
-        return {name: found.file.read_bytes()}, notes
-    rels, total = lookup.folder_files(found)
-    if total > MAX_FILES:
+        name = entry.path.rsplit("/", 1)[-1]
+        return {name: found.file.read_bytes()}, []
+    cov = trust_scan.coverage(found.snapshot.root, entry)
+    lead = len(entry.rel_dir) + 1 if entry.rel_dir else 0
+    if any(why == trust_scan.PAST_COUNT for _, why in cov.left_out):
         raise UsageError(
-            f"{found.entry.qualified_name}'s folder holds {total} files (more than {MAX_FILES})",
+            f"{entry.qualified_name}'s folder holds more than {MAX_FILES} files",
             "it looks like a whole repository; copy what you need by hand",
         )
     out: Dict[str, bytes] = {}
-    for rel in rels:
-        path = folder / rel
-        if path.stat().st_size > MAX_FILE_BYTES:
-            notes.append(f"left out {rel}: larger than 1 MB")
-            continue
-        out[plan.check_rel(rel)] = path.read_bytes()
+    for rel in (entry.path, *cov.read):
+        out[plan.check_rel(rel[lead:])] = (found.snapshot.root / rel).read_bytes()
+    notes = [f"left out {rel[lead:]}: {why}" for rel, why in cov.left_out[:MAX_NOTES]]
+    if len(cov.left_out) > MAX_NOTES:
+        notes.append(f"left out {len(cov.left_out) - MAX_NOTES} more files")
     return out, notes
 
 
@@ -115,39 +125,13 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def on_disk(base: Path, dest: str) -> Optional[str]:
-    """The sha256 of the regular file at ``base/dest``, None when nothing is there, ``"!"``
-    for anything else (a symlink, a folder, a device)."""
-    path = base / dest
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except NotADirectoryError:
-        return "!"
-    if not stat.S_ISREG(st.st_mode):
-        return "!"
-    with open(path, "rb") as fh:
-        return digest(fh.read())
+def _layout_folder(tgt: plan.Target) -> str:
+    """The agent's folder ``tgt`` lives in (a skill's own folder is one of its children)."""
+    return tgt.folder.rpartition("/")[0] if tgt.single is None else tgt.folder
 
 
-def check_path(sc: Scope, tgt: plan.Target, dest: str) -> None:
-    """Refuse a destination that goes through a symlink (see the module docstring)."""
-    parts = dest.split("/")
-    # The item's own part of the path: a skill's folder and below, or the one file.
-    own = len(tgt.folder.split("/")) if tgt.single is None else len(parts)
-    first = own if sc.user else 1
-    for depth in range(first, len(parts) + 1):
-        sub = sc.base.joinpath(*parts[:depth])
-        if sub.is_symlink():
-            raise UsageError(
-                f"refusing to write through the symlink {sub}",
-                "remove the link, or install into another folder",
-            )
-    root = os.path.realpath(sc.base / tgt.folder) if sc.user else str(sc.base)
-    real = os.path.realpath(sc.base / dest)
-    if not real.startswith(root + os.sep):
-        raise UsageError(f"refusing to write {dest}: it resolves outside {root}", None)
+def _origin(record: Dict[str, Any]) -> str:
+    return f"{record.get('tap')}:{record.get('path')}"
 
 
 def install(
@@ -167,8 +151,15 @@ def install(
     tgt = plan.target(found.entry, agent, user, as_name)
     files, notes = item_files(found)
     digests = {rel: digest(data) for rel, data in files.items()}
-    book = manifest.load(sc.manifest_path)
+    book = manifest.load(sc.book)
     record = book.get(tgt.key)
+    entry = found.entry
+    if record and _origin(record) != f"{entry.tap}:{entry.path}" and not force:
+        raise ConflictError(
+            f"{tgt.key} holds {_origin(record)}, not {entry.tap}:{entry.path}",
+            "uninstall it first, or install this one under another name"
+            + ("" if user else " (--name NAME)"),
+        )
     if (
         record
         and not upgrade
@@ -181,11 +172,14 @@ def install(
         )
     recorded = record.get("files") if record else None
     interest = {tgt.dest(r) for r in digests} | set(recorded or {})
-    disk = {d: on_disk(sc.base, d) for d in interest}
+    trusted = sc.trusted(_layout_folder(tgt))
+    for d in sorted(interest):
+        nofollow.check(sc.base, d, trusted)
+    manifest.check(sc.book)
+    disk = {d: nofollow.digest(sc.base, d, trusted) for d in interest}
     p = plan.plan(tgt, digests, disk, recorded, force)
     scanned = trust.findings(found)
     p = plan.Plan(p.target, p.actions, trust.shown(scanned), tuple(notes))
-    entry = found.entry
     if dry_run:
         return Result(entry.qualified_name, p, sc, False, found.snapshot.commit)
     high = trust.high_findings(scanned)
@@ -202,13 +196,11 @@ def install(
             "move your file away, or overwrite it with --force (see --dry-run)",
         )
     for a in p.actions:
-        check_path(sc, tgt, a.dest)
-    for a in p.actions:
         if a.action in (plan.WRITE, plan.UPDATE):
-            atomic.write_bytes(sc.base / a.dest, files[a.rel])
+            nofollow.write(sc.base, a.dest, files[a.rel], trusted)
         elif a.action == plan.REMOVE:
-            _remove(sc, a.dest)
-    with manifest.editing(sc.manifest_path) as items:
+            nofollow.remove(sc.base, a.dest, trusted)
+    with manifest.editing(sc.book) as items:
         items[tgt.key] = {
             "id": entry.qualified_name,
             "tap": entry.tap,
@@ -222,21 +214,6 @@ def install(
     return Result(entry.qualified_name, p, sc, True, found.snapshot.commit)
 
 
-def _remove(sc: Scope, dest: str) -> None:
-    path = sc.base / dest
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        return
-    parent = path.parent
-    while parent != sc.base and parent.is_dir() and not parent.is_symlink():
-        try:
-            os.rmdir(parent)  # only when empty
-        except OSError:
-            break
-        parent = parent.parent
-
-
 def uninstall(
     key_or_id: str,
     *,
@@ -247,10 +224,11 @@ def uninstall(
 ) -> Tuple[str, plan.Plan, Scope]:
     """Remove an installed item (by its id or its installed path) and its manifest record."""
     sc = scope(user, project)
-    items = manifest.load(sc.manifest_path)
+    items = manifest.load(sc.book)
     key = _find_key(items, key_or_id)
     recorded = items[key].get("files") or {}
-    disk = {d: on_disk(sc.base, d) for d in recorded}
+    trusted = sc.trusted(manifest.layout(items[key]) or "")
+    disk = {d: nofollow.digest(sc.base, d, trusted) for d in recorded}
     p = plan.removal(recorded, disk, force)
     if dry_run:
         return key, p, sc
@@ -259,12 +237,12 @@ def uninstall(
         raise ConflictError(
             f"not uninstalling {key}: {shown}", "keep your edits elsewhere, or give --force"
         )
-    tgt = plan.Target(items[key].get("agent", ""), items[key].get("kind", ""), key, None)
     for a in p.actions:
-        if not sc.user:
-            check_path(sc, tgt, a.dest)
-        _remove(sc, a.dest)
-    with manifest.editing(sc.manifest_path) as book:
+        nofollow.check(sc.base, a.dest, trusted)
+    manifest.check(sc.book)
+    for a in p.actions:
+        nofollow.remove(sc.base, a.dest, trusted)
+    with manifest.editing(sc.book) as book:
         book.pop(key, None)
     return key, p, sc
 
@@ -298,9 +276,10 @@ def statuses(user: bool = False, project: Optional[str] = None) -> Tuple[Scope, 
     """Every installed item of the scope, compared with its tap now and with the disk."""
     sc = scope(user, project)
     out: List[Status] = []
-    for key, rec in sorted(manifest.load(sc.manifest_path).items()):
+    for key, rec in sorted(manifest.load(sc.book).items()):
         recorded = rec.get("files") or {}
-        disk = {d: on_disk(sc.base, d) for d in recorded}
+        trusted = sc.trusted(manifest.layout(rec) or "")
+        disk = {d: nofollow.digest(sc.base, d, trusted) for d in recorded}
         if all(v is None for v in disk.values()):
             out.append(Status(key, rec, "missing"))
             continue

@@ -85,7 +85,8 @@ def check_name(text: str) -> str:
 
 
 def check_rel(rel: str) -> str:
-    """A file path inside an item's folder: relative, POSIX, no ``.``/``..``/empty parts."""
+    """A file path inside an item's folder: relative, POSIX, no ``.``/``..``/empty parts,
+    UTF-8 (a name that is not would be copied, then break the manifest)."""
     parts = rel.split("/")
     if (
         not rel
@@ -95,6 +96,12 @@ def check_rel(rel: str) -> str:
         or any(p in ("", ".", "..") for p in parts)
     ):
         raise UsageError(f"refusing file {rel!r}: not a plain relative path", None)
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"refusing file {ascii(rel)}: its name is not UTF-8", "rename it in the registry"
+        ) from None
     return rel
 
 
