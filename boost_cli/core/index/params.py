@@ -16,6 +16,9 @@ AGGREGATIONS = ("max", "max2", "lse")
 # and description) or overlapping bodies under related names; "key" — same listing key
 # only; "none" — every distinct file.
 COLLAPSE = ("near", "key", "none")
+# How an enrichment joins the index (in the segment key, so an index of another form is
+# rebuilt): "context" = its terms in every chunk of the content.
+ENRICH_FORM = "context"
 
 
 @dataclass(frozen=True)
@@ -39,11 +42,11 @@ class IndexParams:
     field_k1: float = 2.0
     field_b: float = 0.75
     collapse: str = "key"  # "near" hides copies dev judges as distinct: docs/benchmarks.md
-    # Index-time enrichment (docs/enrich.md): each enriched content gets one more chunk,
-    # the prefix then its enrichment's terms counted ``enrich_weight`` times (0: never);
-    # ``enrich_key`` is the store's `enrich.store.fingerprint` ("" : none). Both shape
-    # the segments, like the chunk sizes.
-    enrich_weight: int = 3
+    # Index-time enrichment (docs/enrich.md): each chunk of an enriched content also holds
+    # its enrichment's terms, counted ``enrich_weight`` times (0: never; 1 measured best
+    # on both query sets, docs/enrich.md "The weight"); ``enrich_key`` is the store's
+    # `enrich.store.fingerprint` ("" : none). Both shape the segments, like chunk sizes.
+    enrich_weight: int = 1
     enrich_key: str = ""
 
     def validate(self) -> None:
@@ -112,7 +115,7 @@ class IndexParams:
         """What of the enrichment shapes a segment (in its key): weight and store print."""
         if not self.enrich_weight or not self.enrich_key:
             return []
-        return [self.enrich_weight, self.enrich_key]
+        return [ENRICH_FORM, self.enrich_weight, self.enrich_key]
 
 
 def check_aggregation(how: str) -> None:

@@ -18,7 +18,7 @@ from array import array
 from itertools import accumulate
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from boost_cli.core import paths
 from boost_cli.core.binio import to_le
@@ -121,22 +121,31 @@ def enrichment_texts(params: IndexParams) -> Dict[str, str]:
         return {}
 
 
-def enrichment_chunk(
-    entry: Entry, data: bytes, enriched: Dict[str, str], weight: int, prefix: bool
-) -> Optional[ChunkRow]:
-    """The chunk that carries ``entry``'s enrichment, or None when it has none: the context
-    prefix's terms, then the enrichment's terms ``weight`` times. Its span is `ENRICH_SPAN`
-    (no text of the file: a hit on it shows the description)."""
-    from boost_cli.core.chunker import context_prefix
+def enrichment_terms(entry: Entry, data: bytes, enriched: Dict[str, str]) -> List[str]:
+    """The terms of ``entry``'s enrichment (its sentence and task phrasings), or [] when it
+    has none. Keyed by the entry's prompt item (`enrich.prompt.item_of`), as stored."""
     from boost_cli.core.enrich.prompt import item_of
 
     text = data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
     item = item_of(entry.kind, entry.name, entry.description, text)
     words = enriched.get(item.digest)
-    if not words:
-        return None
-    head = tokenize(context_prefix(entry.name, entry.description, ())) if prefix else []
-    return ChunkRow(*ENRICH_SPAN, head + tokenize(words) * weight)
+    return tokenize(words) if words else []
+
+
+def with_context(
+    entry: Entry, rows: List[ChunkRow], terms: List[str], weight: int, prefix: bool
+) -> List[ChunkRow]:
+    """``rows`` with the enrichment's ``terms`` added ``weight`` times to every chunk, as
+    contextual retrieval prepends a chunk's context to it: a query word the skill's text
+    lacks then meets the skill's own words in one chunk. A file with no chunk gets one
+    holding its context prefix and the enrichment (`ENRICH_SPAN`: no text of the file)."""
+    extra = terms * weight
+    if not rows:
+        from boost_cli.core.chunker import context_prefix
+
+        head = tokenize(context_prefix(entry.name, entry.description, ())) if prefix else []
+        return [ChunkRow(*ENRICH_SPAN, head + extra)]
+    return [row._replace(terms=row.terms + extra) for row in rows]
 
 
 def segment_bytes(
@@ -163,10 +172,9 @@ def segment_bytes(
         if j is None:
             continue  # byte-identical to an earlier file: the entry joined that content
         chunked = chunk_file(entry, data, snap.name, params, prefix)
-        if enriched:
-            extra = enrichment_chunk(entry, data, enriched, params.enrich_weight, prefix)
-            if extra is not None:
-                chunked.rows.append(extra)
+        terms = enrichment_terms(entry, data, enriched) if enriched else []
+        if terms:
+            chunked.rows[:] = with_context(entry, chunked.rows, terms, params.enrich_weight, prefix)
         invert(postings, len(chunks), [row.terms for row in chunked.rows])
         chunks.add(j, chunked.rows)
         contents.sketches.append(sketch(chunked.body_terms))
