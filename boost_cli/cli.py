@@ -322,6 +322,22 @@ def _add_install(sub: argparse._SubParsersAction) -> None:
     _scope_options(p)
 
 
+def _add_restore(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "restore",
+        "install everything the manifest lists, as recorded",
+        "Install every item .boost/installed.json lists (committed by a teammate, say) at the "
+        "bytes it recorded, as 'npm ci' does for a lockfile: each file is checked against the "
+        "manifest's sha256, from the tap's clone or the recorded commit (fetched when the "
+        "clone lacks it). Items already in place are left alone; an item with files you "
+        "edited is skipped and named (exit 1) unless --force. The manifest is not changed.",
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what would be written")
+    p.add_argument("--force", action="store_true", help="overwrite files you edited too")
+    _scope_options(p)
+
+
 def _add_installed(sub: argparse._SubParsersAction) -> None:
     p = _sub(
         sub,
@@ -638,6 +654,7 @@ BUILDERS: Dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "show": _add_show,
     "audit": _add_audit,
     "install": _add_install,
+    "restore": _add_restore,
     "installed": _add_installed,
     "outdated": _add_outdated,
     "uninstall": _add_uninstall,
@@ -707,6 +724,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "show": ("show", "cmd_show"),
     "audit": ("audit", "cmd_audit"),
     "install": ("install", "cmd_install"),
+    "restore": ("restore", "cmd_restore"),
     "installed": ("install", "cmd_installed"),
     "outdated": ("install", "cmd_outdated"),
     "uninstall": ("install", "cmd_uninstall"),
