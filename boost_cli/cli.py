@@ -296,8 +296,10 @@ def _add_install(sub: argparse._SubParsersAction) -> None:
         "put a found item where an agent loads it",
         "Copy an item (an id as 'boost search' prints it) where an agent loads it: a skill's "
         "folder into .claude/skills/ (--agent agents: .agents/skills/, which Codex and others "
-        "read), a rule into .cursor/rules/ or .windsurf/rules/, a command or subagent into "
-        ".claude/commands/ or .claude/agents/. Project scope by default, --user for the home "
+        "read; gemini, copilot, cursor, windsurf: their own), a rule into .cursor/rules/ "
+        "(or .claude/rules/, .github/instructions/, .windsurf/rules/, .clinerules/, its "
+        "frontmatter in that agent's keys), a command or subagent into .claude/commands/ or "
+        ".claude/agents/ (docs/install.md lists every folder). Project scope by default, --user for the home "
         "folder. A manifest (.boost/installed.json) records each file's digest: a file you "
         "edited, or one boost did not write, is never overwritten without --force.",
     )

@@ -72,18 +72,24 @@ def source_path(key: str, rec: Dict[str, Any], dest: str) -> str:
     return plan.check_rel(rel if folder == "." else f"{folder}/{rel}")
 
 
-def _fetch_bytes(root: Path, commit: str, wanted: Dict[str, str]) -> Dict[str, bytes]:
-    """``wanted`` (tap path → sha256) read from the clone's files when they match, else
-    from ``commit`` in its git objects (fetched once when missing). BoostError when a file
-    cannot be had with its recorded digest."""
+def _fetch_bytes(
+    root: Path, commit: str, wanted: Dict[str, str], tgt: plan.Target
+) -> Dict[str, bytes]:
+    """``wanted`` (tap path → sha256 of the file as installed, `plan.adapt`) read from the
+    clone's files when they match, else from ``commit`` in its git objects (fetched once
+    when missing). BoostError when a file cannot be had with its recorded digest."""
+
+    def adapt(src: str, raw: bytes) -> bytes:
+        return plan.adapt(tgt, {src: raw})[src]
+
     got: Dict[str, bytes] = {}
     for src, sha in wanted.items():
         try:
             data = nofollow.read(root, src)
         except (nofollow.NotPlain, OSError):
             data = None
-        if data is not None and _sha(data) == sha:
-            got[src] = data
+        if data is not None and _sha(adapt(src, data)) == sha:
+            got[src] = adapt(src, data)
     missing = [s for s in wanted if s not in got]
     if not missing:
         return got
@@ -100,6 +106,7 @@ def _fetch_bytes(root: Path, commit: str, wanted: Dict[str, str]) -> Dict[str, b
                 "the tap's history lost that commit; install the current version with "
                 "'boost install --force ID'",
             )
+        data = adapt(src, data)
         if _sha(data) != wanted[src]:
             raise UsageError(
                 f"{src} at {commit[:10]} does not match the manifest's digest",
@@ -113,7 +120,7 @@ def _fetch_bytes(root: Path, commit: str, wanted: Dict[str, str]) -> Dict[str, b
 def _one(sc: apply.Scope, key: str, rec: Dict[str, Any], dry_run: bool, force: bool) -> Outcome:
     ident, commit = str(rec.get("id", key)), str(rec.get("commit", ""))
     files: Dict[str, str] = rec.get("files") or {}
-    trusted = sc.trusted(manifest.layout(rec) or "")
+    trusted = sc.trusted(manifest.layout(rec, sc.user) or "")
     for dest in files:
         nofollow.check(sc.base, dest, trusted)
     disk = {d: nofollow.digest(sc.base, d, trusted) for d in files}
@@ -140,7 +147,9 @@ def _one(sc: apply.Scope, key: str, rec: Dict[str, Any], dry_run: bool, force: b
                 f"the tap {tap!r} is not tapped here",
                 f"tap it first: boost tap SOURCE --name {tap}",
             )
-        data = _fetch_bytes(present[0][1], commit, wanted)
+        kind = str(rec.get("kind", ""))
+        tgt = plan.Target(str(rec.get("agent", "")), kind, key, None)
+        data = _fetch_bytes(present[0][1], commit, wanted, tgt)
     manifest.check(sc.book)
     for d in todo:
         nofollow.write(sc.base, d, data[source_path(key, rec, d)], trusted)
