@@ -577,6 +577,11 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
         "--list", action="store_true", help="with register: the hosts boost knows and found"
     )
     p.add_argument(
+        "--force",
+        action="store_true",
+        help="with register: replace a registration with other settings",
+    )
+    p.add_argument(
         "--root",
         metavar="DIR",
         help="with register: the project folder boost_install may write in (BOOST_MCP_ROOT), "

@@ -253,6 +253,8 @@ def test_the_real_host_cli_registers_and_unregisters_boost(
     home = indexed_example(tmp_path / "tapped")
     r = run_boost(["mcp", "register", host], home, env=env)
     assert r.returncode == 0, r.stderr
+    again = run_boost(["mcp", "register", host], home, env=env)  # issue 33 item 7
+    assert again.returncode == 0 and "already registered" in again.stdout, again.stderr
     entry = _registered(host, Path(env["HOME"]))
     assert entry is not None
     assert [entry["command"], *entry["args"]] == command()  # type: ignore[misc]

@@ -183,10 +183,13 @@ class Plan:
     path: Optional[Path] = None
     content: Optional[str] = None
     note: str = ""
+    first: Optional[List[str]] = None  # run before argv: --force removes the old entry
+    after: str = ""  # what the user must still do in the host (Gemini CLI: trust the folder)
 
     def describe(self) -> str:
         if self.argv is not None:
-            return "run: " + " ".join(_quote(a) for a in self.argv)
+            runs = [self.first, self.argv] if self.first else [self.argv]
+            return "\n".join("run: " + " ".join(_quote(a) for a in argv) for argv in runs)
         if self.content is None:
             return self.note
         return f"write {self.path}:\n{self.content}"
@@ -218,14 +221,24 @@ def _read_config(path: Path, key: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     return data, data.get(key, {})
 
 
+# Gemini CLI connects a workspace's MCP servers only in a folder the user trusts.
+GEMINI_TRUST = (
+    "Gemini CLI starts MCP servers only in trusted folders: in the project, run gemini and "
+    "accept 'Trust folder' (or /permissions), or set security.folderTrust.enabled false"
+)
+
+
 def plan(
     name: str,
     action: str,
     which: Callable[[str], Optional[str]] = shutil.which,
     root: Optional[str] = None,
+    force: bool = False,
 ) -> Plan:
     """What ``action`` (register or unregister) would do for host ``name``; a register
-    passes on `server_env` (``root``: the folder boost_install may write in)."""
+    passes on `server_env` (``root``: the folder boost_install may write in). A host CLI
+    is asked nothing when its user config already has boost as asked (already
+    registered); with other settings, only ``force`` replaces them (remove, then add)."""
     host = get(name)
     command = server_command()
     env = server_env(root) if action == "register" else {}
@@ -237,8 +250,30 @@ def plan(
                 f"install {host.title}, or add the stdio server {' '.join(command)} by hand",
             )
         assert host.add is not None and host.remove is not None
-        args = host.add(command, env) if action == "register" else host.remove
-        return Plan(host, action, argv=[exe, *args])
+        after = GEMINI_TRUST if host.name == "gemini" and action == "register" else ""
+        if action == "unregister":
+            return Plan(host, action, argv=[exe, *host.remove])
+        have = user_entry(host)
+        if have is not None and have.command == command and have.env == env:
+            return Plan(
+                host,
+                action,
+                note=f"{host.title}: boost is already registered ({have.where})",
+                after=after,
+            )
+        if have is not None and not force:
+            raise UsageError(
+                f"boost is already registered in {host.title} ({have.where}) with another "
+                f"command or environment: {' '.join(have.command)}"
+                + (
+                    f" ({', '.join(f'{k}={v}' for k, v in sorted(have.env.items()))})"
+                    if have.env
+                    else ""
+                ),
+                f"replace it with 'boost mcp register {host.name} --force'",
+            )
+        first = [exe, *host.remove] if have is not None else None
+        return Plan(host, action, argv=[exe, *host.add(command, env)], first=first, after=after)
     assert host.config is not None
     path = host.config()
     data, servers = _read_config(path, host.key)
@@ -258,23 +293,28 @@ def plan(
 def apply(p: Plan) -> str:
     """Carry ``p`` out; returns one line saying what was done."""
     if p.argv is not None:
-        try:
-            done = subprocess.run(p.argv, capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise BoostError(f"{p.argv[0]} failed: {exc}", "run the command by hand") from None
-        if done.returncode != 0:
-            why = (done.stderr or done.stdout).strip().splitlines()
-            raise BoostError(
-                f"{' '.join(p.argv[:3])} … exited {done.returncode}"
-                f"{': ' + why[-1][:200] if why else ''}",
-                "run it by hand to see why: " + " ".join(_quote(a) for a in p.argv),
-            )
-        return f"{p.host.title}: {p.action}ed boost ({' '.join(p.argv[1:3])} …)"
+        for argv in [p.first, p.argv] if p.first else [p.argv]:
+            _run(argv)
+        done = "replaced" if p.first else f"{p.action}ed"
+        return f"{p.host.title}: {done} boost ({' '.join(p.argv[1:3])} …)"
     if p.content is None:
         return p.note
     assert p.path is not None
     atomic.write_text(p.path, p.content)
     return f"{p.host.title}: {p.action}ed boost in {p.path}"
+
+
+def _run(argv: List[str]) -> None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BoostError(f"{argv[0]} failed: {exc}", "run the command by hand") from None
+    if done.returncode != 0:
+        why = (done.stderr or done.stdout).strip().splitlines()
+        raise BoostError(
+            f"{' '.join(argv[:3])} … exited {done.returncode}{': ' + why[-1][:200] if why else ''}",
+            "run it by hand to see why: " + " ".join(_quote(a) for a in argv),
+        )
 
 
 def found(which: Callable[[str], Optional[str]] = shutil.which) -> List[Dict[str, Any]]:
@@ -286,6 +326,7 @@ def found(which: Callable[[str], Optional[str]] = shutil.which) -> List[Dict[str
         if host.cli is not None:
             exe = which(host.cli)
             row.update({"how": f"{host.cli} mcp add", "found": exe is not None, "where": exe})
+            row["registered"] = user_entry(host) is not None
         else:
             assert host.config is not None
             path = host.config()
@@ -416,6 +457,16 @@ def _codex(host: Host) -> Optional[Registered]:
     passes = tuple(_strings(server.get("env_vars", [])) or ())
     env = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
     return Registered(host, [server["command"], *args], env, path, passes)
+
+
+def user_entry(host: Host) -> Optional[Registered]:
+    """boost in the user-wide config a host CLI's ``mcp add`` writes (what register adds
+    and unregister removes), or None."""
+    if host.name == "codex":
+        return _codex(host)
+    where = {"claude": _home() / ".claude.json", "gemini": _home() / ".gemini" / "settings.json"}
+    path = where.get(host.name)
+    return None if path is None else _from_json(host, _json_entry(path, "mcpServers", SERVER), path)
 
 
 def registered(name: str, cwd: Optional[Path] = None) -> Optional[Registered]:

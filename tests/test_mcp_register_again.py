@@ -1,0 +1,69 @@
+"""Issue 33 item 7: `boost mcp register HOST` a second time says it is already registered
+(exit 0) or, with other settings, names --force, which replaces it; `--list` shows the
+registration for the CLI hosts too; `register gemini` says the folder must be trusted.
+Through the real CLI, with fake host CLIs that record their argv (tests/test_mcp_register.py
+runs the real ones from npm in the slow suite)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Dict
+
+from tests.test_mcp_register import boost, calls, command, env, fake  # noqa: F401
+
+
+def _claude_has(env: Dict[str, str], cmd, extra_env) -> None:  # noqa: F811
+    entry = {"type": "stdio", "command": cmd[0], "args": cmd[1:], "env": extra_env}
+    path = Path(env["HOME"]) / ".claude.json"
+    path.write_text(json.dumps({"mcpServers": {"boost": entry}}))
+
+
+def test_register_twice_is_already_registered_or_needs_force(
+    env: Dict[str, str],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    fake(env, "claude")
+    exe = str(Path(env["PATH"].split(":")[0]) / "claude")
+    home = str(tmp_path / "boost-home")
+    _claude_has(env, command(), {"BOOST_HOME": home})
+    r = boost(["register", "claude"], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == (
+        f"Claude Code: boost is already registered ({env['HOME']}/.claude.json)"
+    )
+    assert calls(env) == []
+    _claude_has(env, ["/old/boost", "mcp"], {})
+    r = boost(["register", "claude"], env, tmp_path)
+    assert r.returncode == 2 and calls(env) == []
+    assert r.stderr.strip() == (
+        f"boost: error: boost is already registered in Claude Code ({env['HOME']}/.claude.json) "
+        "with another command or environment: /old/boost mcp — replace it with "
+        "'boost mcp register claude --force'"
+    )
+    dry = boost(["register", "claude", "--force", "--dry-run"], env, tmp_path)
+    assert dry.stdout.splitlines()[0] == f"run: {exe} mcp remove --scope user boost"
+    r = boost(["register", "claude", "--force"], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert calls(env) == [
+        f"{exe} mcp remove --scope user boost",
+        f"{exe} mcp add --scope user boost -e BOOST_HOME={home} -- {' '.join(command())}",
+    ]
+    assert r.stdout.startswith("Claude Code: replaced boost")
+
+
+def test_list_shows_cli_hosts_registration_and_gemini_names_trust(
+    env: Dict[str, str],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    fake(env, "claude")
+    fake(env, "gemini")
+    _claude_has(env, command(), {})
+    r = boost(["register", "--list"], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line for line in r.stdout.splitlines()}
+    assert "found, boost registered" in rows["claude"]
+    assert "boost registered" not in rows["gemini"] and "found" in rows["gemini"]
+    r = boost(["register", "gemini"], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Gemini CLI starts MCP servers only in trusted folders" in r.stderr
