@@ -159,7 +159,7 @@ def test_a_missing_config_file_is_created(env: Dict[str, str], tmp_path: Path) -
 @pytest.mark.parametrize(
     "text",
     [
-        '{\n  // my servers\n  "servers": {"x": {"command": "y"}}\n}\n',  # VS Code's JSONC
+        '{\n  // my servers\n  "servers": {"x": {"command": "y"}\n',  # not closed
         '{"servers": ["not", "an", "object"]}',
         "[]",
     ],

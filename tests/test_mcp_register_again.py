@@ -67,3 +67,35 @@ def test_list_shows_cli_hosts_registration_and_gemini_names_trust(
     r = boost(["register", "gemini"], env, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Gemini CLI starts MCP servers only in trusted folders" in r.stderr
+
+
+JSONC = """{
+  // my servers (VS Code writes JSONC)
+  "servers": {
+    "web": {"type": "http", "url": "https://example.invalid//mcp", /* two slashes */ },
+    "quote": {"command": "echo", "args": ["a \\" // not a comment"],},
+  },
+}
+"""
+
+
+def test_vscode_jsonc_is_read_kept_and_backed_up(
+    env: Dict[str, str],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    path = Path(env["HOME"]) / ".config/Code/User/mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(JSONC)
+    dry = boost(["register", "vscode", "--dry-run"], env, tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert path.read_text() == JSONC and "comments" in dry.stderr
+    r = boost(["register", "vscode"], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "keeping every entry but not the comments" in r.stderr
+    servers = json.loads(path.read_text())["servers"]
+    assert servers["web"] == {"type": "http", "url": "https://example.invalid//mcp"}
+    assert servers["quote"]["args"] == ['a " // not a comment']
+    assert servers["boost"]["command"] == command()[0]
+    assert (path.parent / "mcp.json.boost-backup").read_text() == JSONC
+    again = boost(["register", "vscode"], env, tmp_path)
+    assert again.returncode == 0 and "already registered" in again.stdout

@@ -4,8 +4,10 @@ A host with a CLI is told through that CLI, as its documentation says (``claude 
 ``codex mcp add``, ``gemini mcp add``): boost never guesses at a config file another
 program owns and rewrites. A host configured by a JSON file boost edits that file (Cursor,
 VS Code, Windsurf): it changes only its own ``boost`` entry, keeps every other server and
-key as they are, writes atomically, and refuses a file it cannot parse (JSON with comments,
-say) with the entry to paste instead, so nothing is ever clobbered.
+key as they are, writes atomically, and refuses a file it cannot parse with the entry to paste
+instead, so nothing is ever clobbered. A file with comments and trailing commas (VS Code's
+JSONC) is read (`jsonc`) and written back as plain JSON: every entry kept, its comments not,
+the file as it was saved beside it (`BACKUP`), and the user told.
 
 What a host is told is what the user's boost needs: the command, and the environment the
 user runs boost with (`server_env`: ``BOOST_HOME`` when it is set, ``BOOST_MCP_ROOT`` when
@@ -33,6 +35,7 @@ from boost_cli.core import atomic
 from boost_cli.core.errors import BoostError, UsageError
 
 SERVER = "boost"
+BACKUP = ".boost-backup"  # beside a JSONC config boost rewrote: the file as it was
 
 
 def _home() -> Path:
@@ -201,12 +204,53 @@ def _quote(arg: str) -> str:
     return shlex.quote(arg)
 
 
-def _read_config(path: Path, key: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """The config at ``path`` ({} when there is none) and its servers object."""
+def jsonc(text: str) -> Any:
+    """``text`` parsed as JSON with comments (``//``, ``/* */``) and trailing commas, as VS
+    Code writes its ``mcp.json``; ValueError when it is not even that."""
+    out: List[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                raise ValueError("a /* comment is not closed")
+            out.append(" ")
+            i = end + 2
+        elif ch in "}]":
+            while out and out[-1].isspace():
+                out.pop()
+            if out and out[-1] == ",":
+                out.pop()
+            out.append(ch)
+            i += 1
+        else:
+            out.append(ch)
+            i += 1
+    return json.loads("".join(out))
+
+
+def _read_config(path: Path, key: str) -> Tuple[Dict[str, Any], Dict[str, Any], bool]:
+    """The config at ``path`` ({} when there is none), its servers object, and whether it
+    had comments or trailing commas (JSONC: rewriting it as JSON loses them)."""
     if not path.exists():
-        return {}, {}
+        return {}, {}, False
+    commented = False
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        text = path.read_text(encoding="utf-8") or "{}"
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data, commented = jsonc(text), True
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise UsageError(
             f"cannot read {path} as JSON ({str(exc)[:80]}); boost changes nothing in it",
@@ -218,7 +262,7 @@ def _read_config(path: Path, key: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
             f"{path} is not an object with a {key!r} object; boost changes nothing in it",
             "fix the file or add the server by hand",
         )
-    return data, data.get(key, {})
+    return data, data.get(key, {}), commented
 
 
 # Gemini CLI connects a workspace's MCP servers only in a folder the user trusts.
@@ -276,7 +320,7 @@ def plan(
         return Plan(host, action, argv=[exe, *host.add(command, env)], first=first, after=after)
     assert host.config is not None
     path = host.config()
-    data, servers = _read_config(path, host.key)
+    data, servers, commented = _read_config(path, host.key)
     entry = host.entry(command, env)
     if action == "register":
         if servers.get(SERVER) == entry:
@@ -287,7 +331,14 @@ def plan(
             return Plan(host, action, path=path, note=f"{path}: boost is not registered")
         servers = {k: v for k, v in servers.items() if k != SERVER}
     data = {**data, host.key: servers}
-    return Plan(host, action, path=path, content=json.dumps(data, indent=2) + "\n")
+    after = (
+        f"{path} has comments or trailing commas: boost writes it as plain JSON, keeping "
+        f"every entry but not the comments, and saves the file as it was as "
+        f"{path.name}{BACKUP}"
+        if commented
+        else ""
+    )
+    return Plan(host, action, path=path, content=json.dumps(data, indent=2) + "\n", after=after)
 
 
 def apply(p: Plan) -> str:
@@ -300,6 +351,10 @@ def apply(p: Plan) -> str:
     if p.content is None:
         return p.note
     assert p.path is not None
+    if p.after:  # JSONC: keep the file with its comments beside the rewritten one
+        atomic.write_text(
+            p.path.with_name(p.path.name + BACKUP), p.path.read_text(encoding="utf-8")
+        )
     atomic.write_text(p.path, p.content)
     return f"{p.host.title}: {p.action}ed boost in {p.path}"
 
@@ -393,7 +448,11 @@ def _from_json(host: Host, entry: Any, where: Path) -> Optional[Registered]:
 def _json_entry(path: Path, *keys: str) -> Any:
     """``path``'s JSON at ``keys`` (None when the file, or a key, is not there)."""
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        try:
+            data: Any = json.loads(text)
+        except ValueError:
+            data = jsonc(text)
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     for k in keys:
