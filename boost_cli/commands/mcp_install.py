@@ -34,8 +34,10 @@ INSTALL_INPUT = {
             "type": "string",
             "enum": [*plan.AGENTS, *plan.ALIASES],
             "description": "the agent layout: claude (.claude/skills|commands|agents|rules), "
-            "agents (.agents/skills: Codex and others), cursor (.cursor/rules), windsurf "
-            "(.windsurf/rules); default: by kind",
+            "agents (.agents/skills: Codex and others), gemini (.gemini/skills), copilot "
+            "(.github/skills|instructions|prompts|agents), cursor (.cursor/rules|skills|"
+            "commands), windsurf (.windsurf/rules|skills|workflows), cline (.clinerules); "
+            "default: by kind",
         },
         "project": {
             "type": "string",
