@@ -7,10 +7,24 @@ runs the real ones from npm in the slow suite)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Dict
 
-from tests.test_mcp_register import boost, calls, command, env, fake  # noqa: F401
+import pytest
+
+from tests.helpers import ROOT
+from tests.test_mcp_register import boost, calls, command, env, fake, real_clis  # noqa: F401
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _claude_has(env: Dict[str, str], cmd, extra_env) -> None:  # noqa: F811
@@ -99,3 +113,51 @@ def test_vscode_jsonc_is_read_kept_and_backed_up(
     assert (path.parent / "mcp.json.boost-backup").read_text() == JSONC
     again = boost(["register", "vscode"], env, tmp_path)
     assert again.returncode == 0 and "already registered" in again.stdout
+
+
+@pytest.mark.slow
+def test_real_host_clis_connect_to_the_http_team_server(
+    real_clis: Path,  # noqa: F811
+    tmp_path: Path,
+    env: Dict[str, str],  # noqa: F811
+) -> None:
+    """The set-up lines docs/mcp.md gives for the team server, with the real CLIs from npm:
+    Claude Code and Gemini CLI (in a trusted folder) report boost connected; Codex records
+    the URL."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "boost_cli", "mcp", "--http", f"127.0.0.1:{port}"],
+        env={**os.environ, "BOOST_HOME": str(tmp_path / "bh")},
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    project = tmp_path / "project"
+    project.mkdir()
+    run_env = {**env, "PATH": os.pathsep.join([str(real_clis), env["PATH"]])}
+    run_env["PATH"] += os.pathsep + os.path.dirname(shutil.which("node") or "/usr/bin/node")
+
+    def cli(*argv: str) -> str:
+        done = subprocess.run(
+            list(argv), env=run_env, cwd=str(project), capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, (argv, done.stdout, done.stderr)
+        return done.stdout + done.stderr
+
+    try:
+        assert server.stderr is not None
+        server.stderr.readline()  # "serving MCP on …": it listens
+        cli("claude", "mcp", "add", "--transport", "http", "boost", url)
+        assert "boost: " + url + " (HTTP) - ✔ Connected" in cli("claude", "mcp", "list")
+        cli("gemini", "mcp", "add", "--scope", "user", "--transport", "http", "boost", url)
+        assert "Disabled" in cli("gemini", "mcp", "list")  # an untrusted folder
+        trusted = Path(env["HOME"]) / ".gemini" / "trustedFolders.json"
+        trusted.write_text(json.dumps({str(project): "TRUST_FOLDER"}))
+        assert f"boost: {url} (http) - Connected" in cli("gemini", "mcp", "list")
+        cli("codex", "mcp", "add", "boost", "--url", url)
+        config = (Path(env["HOME"]) / ".codex" / "config.toml").read_text()
+        assert f'[mcp_servers.boost]\nurl = "{url}"' in config
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -267,8 +267,9 @@ def _read_config(path: Path, key: str) -> Tuple[Dict[str, Any], Dict[str, Any], 
 
 # Gemini CLI connects a workspace's MCP servers only in a folder the user trusts.
 GEMINI_TRUST = (
-    "Gemini CLI starts MCP servers only in trusted folders: in the project, run gemini and "
-    "accept 'Trust folder' (or /permissions), or set security.folderTrust.enabled false"
+    "Gemini CLI starts MCP servers only in trusted folders ('gemini mcp list' says "
+    "Disabled elsewhere): run gemini in the project and trust the folder when it asks "
+    "(or /permissions)"
 )
 
 
