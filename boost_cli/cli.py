@@ -296,8 +296,10 @@ def _add_install(sub: argparse._SubParsersAction) -> None:
         "put a found item where an agent loads it",
         "Copy an item (an id as 'boost search' prints it) where an agent loads it: a skill's "
         "folder into .claude/skills/ (--agent agents: .agents/skills/, which Codex and others "
-        "read), a rule into .cursor/rules/ or .windsurf/rules/, a command or subagent into "
-        ".claude/commands/ or .claude/agents/. Project scope by default, --user for the home "
+        "read; gemini, copilot, cursor, windsurf: their own), a rule into .cursor/rules/ "
+        "(or .claude/rules/, .github/instructions/, .windsurf/rules/, .clinerules/, its "
+        "frontmatter in that agent's keys), a command or subagent into .claude/commands/ or "
+        ".claude/agents/ (docs/install.md lists every folder). Project scope by default, --user for the home "
         "folder. A manifest (.boost/installed.json) records each file's digest: a file you "
         "edited, or one boost did not write, is never overwritten without --force.",
     )
@@ -319,6 +321,22 @@ def _add_install(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="bring installed items up to their tap (no ID: all outdated)",
     )
+    _scope_options(p)
+
+
+def _add_restore(sub: argparse._SubParsersAction) -> None:
+    p = _sub(
+        sub,
+        "restore",
+        "install everything the manifest lists, as recorded",
+        "Install every item .boost/installed.json lists (committed by a teammate, say) at the "
+        "bytes it recorded, as 'npm ci' does for a lockfile: each file is checked against the "
+        "manifest's sha256, from the tap's clone or the recorded commit (fetched when the "
+        "clone lacks it). Items already in place are left alone; an item with files you "
+        "edited is skipped and named (exit 1) unless --force. The manifest is not changed.",
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what would be written")
+    p.add_argument("--force", action="store_true", help="overwrite files you edited too")
     _scope_options(p)
 
 
@@ -559,6 +577,11 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
         "--list", action="store_true", help="with register: the hosts boost knows and found"
     )
     p.add_argument(
+        "--force",
+        action="store_true",
+        help="with register: replace a registration with other settings",
+    )
+    p.add_argument(
         "--root",
         metavar="DIR",
         help="with register: the project folder boost_install may write in (BOOST_MCP_ROOT), "
@@ -638,6 +661,7 @@ BUILDERS: Dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "show": _add_show,
     "audit": _add_audit,
     "install": _add_install,
+    "restore": _add_restore,
     "installed": _add_installed,
     "outdated": _add_outdated,
     "uninstall": _add_uninstall,
@@ -707,6 +731,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "show": ("show", "cmd_show"),
     "audit": ("audit", "cmd_audit"),
     "install": ("install", "cmd_install"),
+    "restore": ("restore", "cmd_restore"),
     "installed": ("install", "cmd_installed"),
     "outdated": ("install", "cmd_outdated"),
     "uninstall": ("install", "cmd_uninstall"),

@@ -175,6 +175,10 @@ EXAMPLES: Dict[str, List[Tuple[str, str]]] = {
     "installed": [("boost installed", "in this project"), ("boost installed --user", "")],
     "outdated": [("boost outdated", ""), ("boost outdated --json", "")],
     "uninstall": [("boost uninstall example:jest-runner", "")],
+    "restore": [
+        ("boost restore", "what .boost/installed.json lists, at its recorded bytes"),
+        ("boost restore --dry-run", ""),
+    ],
     "config": [
         ("boost config list", ""),
         ("boost config set llm off", "no LLM, ever (like --no-llm)"),

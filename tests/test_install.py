@@ -187,8 +187,8 @@ def test_escape_attempts_are_refused(world, tmp_path: Path) -> None:
 
 
 def test_agent_without_a_place_for_the_kind(world) -> None:
-    r = boost(world, "install", "ex:review-pr", "--agent", "cursor")
-    assert r.returncode == 2 and "cursor has no place for a command" in r.stderr
+    r = boost(world, "install", "ex:review-pr", "--agent", "gemini")
+    assert r.returncode == 2 and "gemini has no place for a command" in r.stderr
     r = boost(world, "install", "ex:ts-strict", "--agent", "cursor", user=True)
     assert r.returncode == 2 and "settings" in r.stderr
 

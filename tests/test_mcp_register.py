@@ -159,7 +159,7 @@ def test_a_missing_config_file_is_created(env: Dict[str, str], tmp_path: Path) -
 @pytest.mark.parametrize(
     "text",
     [
-        '{\n  // my servers\n  "servers": {"x": {"command": "y"}}\n}\n',  # VS Code's JSONC
+        '{\n  // my servers\n  "servers": {"x": {"command": "y"}\n',  # not closed
         '{"servers": ["not", "an", "object"]}',
         "[]",
     ],
@@ -253,6 +253,8 @@ def test_the_real_host_cli_registers_and_unregisters_boost(
     home = indexed_example(tmp_path / "tapped")
     r = run_boost(["mcp", "register", host], home, env=env)
     assert r.returncode == 0, r.stderr
+    again = run_boost(["mcp", "register", host], home, env=env)  # issue 33 item 7
+    assert again.returncode == 0 and "already registered" in again.stdout, again.stderr
     entry = _registered(host, Path(env["HOME"]))
     assert entry is not None
     assert [entry["command"], *entry["args"]] == command()  # type: ignore[misc]

@@ -606,9 +606,11 @@ def _register(args: argparse.Namespace) -> int:
         raise UsageError(
             "--root goes with register", f"run 'boost mcp register {args.host} --root DIR'"
         )
-    p = hosts.plan(args.host, args.action, root=root)
+    p = hosts.plan(args.host, args.action, root=root, force=getattr(args, "force", False))
     if args.dry_run:
         out(printable(p.describe(), keep_newlines=True))
-        return 0
-    out(printable(hosts.apply(p)))
+    else:
+        out(printable(hosts.apply(p)))
+    if p.after:
+        err(printable(p.after))
     return 0

@@ -5,7 +5,9 @@ false: a file the user edited, or one boost did not install, is refused, and the
 ``force`` over MCP), and installing twice changes nothing more (``idempotentHint`` true).
 Where it may write: a folder inside one of the client's roots (MCP ``roots/list``, which the
 user confirms in the client), else inside ``BOOST_MCP_ROOT`` (set in the server's
-configuration by the user); with neither, it refuses. Only the project scope: an agent does
+configuration by the user), else, for an absolute ``project`` (protocol 2026-07-28 has no
+roots: paths come in tool arguments), inside the folder the host started the server in
+(`cwd_root`: never ``/`` or a folder holding the home folder); otherwise it refuses. Only the project scope: an agent does
 not write user-wide folders.
 """
 
@@ -32,8 +34,10 @@ INSTALL_INPUT = {
             "type": "string",
             "enum": [*plan.AGENTS, *plan.ALIASES],
             "description": "the agent layout: claude (.claude/skills|commands|agents|rules), "
-            "agents (.agents/skills: Codex and others), cursor (.cursor/rules), windsurf "
-            "(.windsurf/rules); default: by kind",
+            "agents (.agents/skills: Codex and others), gemini (.gemini/skills), copilot "
+            "(.github/skills|instructions|prompts|agents), cursor (.cursor/rules|skills|"
+            "commands), windsurf (.windsurf/rules|skills|workflows), cline (.clinerules); "
+            "default: by kind",
         },
         "project": {
             "type": "string",
@@ -70,13 +74,46 @@ def allowed_roots(roots: Optional[List[str]]) -> List[str]:
     return [os.path.realpath(os.path.expanduser(r)) for r in chosen if r]
 
 
+def cwd_root() -> Optional[str]:
+    """The folder the server runs in, as a bound for an explicit ``project`` when the
+    client shares no roots (protocol 2026-07-28 has none): the host starts its servers in
+    the workspace it opened. Not when it is the file system's root or holds the user's home
+    folder (a desktop app starts servers in ``/`` or ``~``): that would bound nothing."""
+    try:
+        here = os.path.realpath(os.getcwd())
+    except OSError:
+        return None
+    home = os.path.realpath(os.path.expanduser("~"))
+    if (
+        os.path.dirname(here) == here
+        or home == here
+        or home.startswith(here.rstrip(os.sep) + os.sep)
+    ):
+        return None
+    return here
+
+
 def project_for(requested: Optional[str], roots: List[str]) -> str:
-    """The project folder to install into: ``requested`` when it is inside a root."""
+    """The project folder to install into: ``requested`` when it is inside a root (the
+    client's, else BOOST_MCP_ROOT, else, for an absolute ``requested``, `cwd_root`)."""
+    fix = (
+        "give project as an absolute path inside the folder the server runs in, ask the "
+        "user to run 'boost install ID' in a terminal, or to set BOOST_MCP_ROOT to the "
+        "project folder in the MCP server's configuration ('boost mcp register HOST --root DIR')"
+    )
     if not roots:
+        here = cwd_root() if requested and os.path.isabs(requested) else None
+        real = os.path.realpath(requested) if here and requested else ""
+        if here and (real == here or real.startswith(here.rstrip(os.sep) + os.sep)):
+            return real
         raise UsageError(
-            "the client shared no workspace root to install into",
-            "ask the user to run 'boost install ID' in a terminal, or to set BOOST_MCP_ROOT "
-            "to the project folder in the MCP server's configuration",
+            "the client shared no workspace root to install into"
+            + (
+                f", and {requested!r} is outside the folder the server runs in ({here})"
+                if here
+                else ""
+            ),
+            fix,
         )
     if not requested:
         if len(roots) == 1:

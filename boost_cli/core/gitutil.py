@@ -30,6 +30,7 @@ _SHORTHAND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.][A-Za-z0-9_.-
 _SCP_LIKE = re.compile(r"^(?P<user>[A-Za-z0-9_.-]+)@(?P<host>[A-Za-z0-9.-]+):(?P<path>[^:\\]+)$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 # Only these transports are ever allowed; everything else (ext, fd, git, http...) is off.
 _PROTOCOL_CONFIG = (
@@ -188,6 +189,16 @@ def run_git(
 
     ``hold``: lock descriptors git inherits, so each lock stays held until git has exited
     even if boost is killed first."""
+    return run_git_bytes(args, cwd, timeout, hold).decode("utf-8", "replace")
+
+
+def run_git_bytes(
+    args: Sequence[str],
+    cwd: Optional[Path] = None,
+    timeout: float = GIT_TIMEOUT,
+    hold: Sequence[int] = (),
+) -> bytes:
+    """`run_git`, with stdout as git wrote it (a blob's bytes)."""
     cmd: List[str] = ["git", *_PROTOCOL_CONFIG, *args]
     try:
         proc = subprocess.run(
@@ -216,7 +227,7 @@ def run_git(
             lines[-1] if lines else "",
         )
         raise GitError(f"git {_verb(args)} failed: {msg or f'exit {proc.returncode}'}")
-    return proc.stdout.decode("utf-8", "replace")
+    return proc.stdout
 
 
 def _verb(args: Sequence[str]) -> str:
@@ -264,6 +275,39 @@ def fetch(repo: Path, timeout: float = GIT_TIMEOUT, hold: Sequence[int] = ()) ->
     return run_git(
         ["rev-parse", "--verify", "FETCH_HEAD^{commit}"], cwd=repo, timeout=30, hold=hold
     ).strip()
+
+
+def blob(repo: Path, commit: str, path: str, hold: Sequence[int] = ()) -> Optional[bytes]:
+    """The bytes of ``path`` at ``commit`` (40 hex digits) in ``repo``, or None when the
+    clone does not hold that commit or the commit has no such file."""
+    if not _COMMIT.fullmatch(commit):
+        return None
+    try:
+        run_git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=repo, timeout=30, hold=hold)
+    except GitError:
+        return None
+    try:
+        return run_git_bytes(
+            ["cat-file", "blob", f"{commit}:{path}"], cwd=repo, timeout=LOCAL_TIMEOUT, hold=hold
+        )
+    except GitError:
+        return None
+
+
+def fetch_commit(
+    repo: Path, commit: str, timeout: float = GIT_TIMEOUT, hold: Sequence[int] = ()
+) -> None:
+    """Fetch the one commit ``commit`` (40 hex digits) from ``repo``'s origin (a shallow
+    clone holds only its head); the files checked out do not change. GitError when the
+    remote does not have it (a force-push dropped it) or refuses to send it."""
+    if not _COMMIT.fullmatch(commit):
+        raise GitError(f"{commit!r} is not a commit id")
+    run_git(
+        ["fetch", "--depth", "1", "--no-tags", "--quiet", "origin", commit],
+        cwd=repo,
+        timeout=timeout,
+        hold=hold,
+    )
 
 
 def checkout(repo: Path, commit: str, hold: Sequence[int] = ()) -> None:

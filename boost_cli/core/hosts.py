@@ -4,8 +4,10 @@ A host with a CLI is told through that CLI, as its documentation says (``claude 
 ``codex mcp add``, ``gemini mcp add``): boost never guesses at a config file another
 program owns and rewrites. A host configured by a JSON file boost edits that file (Cursor,
 VS Code, Windsurf): it changes only its own ``boost`` entry, keeps every other server and
-key as they are, writes atomically, and refuses a file it cannot parse (JSON with comments,
-say) with the entry to paste instead, so nothing is ever clobbered.
+key as they are, writes atomically, and refuses a file it cannot parse with the entry to paste
+instead, so nothing is ever clobbered. A file with comments and trailing commas (VS Code's
+JSONC) is read (`jsonc`) and written back as plain JSON: every entry kept, its comments not,
+the file as it was saved beside it (`BACKUP`), and the user told.
 
 What a host is told is what the user's boost needs: the command, and the environment the
 user runs boost with (`server_env`: ``BOOST_HOME`` when it is set, ``BOOST_MCP_ROOT`` when
@@ -33,6 +35,7 @@ from boost_cli.core import atomic
 from boost_cli.core.errors import BoostError, UsageError
 
 SERVER = "boost"
+BACKUP = ".boost-backup"  # beside a JSONC config boost rewrote: the file as it was
 
 
 def _home() -> Path:
@@ -183,10 +186,13 @@ class Plan:
     path: Optional[Path] = None
     content: Optional[str] = None
     note: str = ""
+    first: Optional[List[str]] = None  # run before argv: --force removes the old entry
+    after: str = ""  # what the user must still do in the host (Gemini CLI: trust the folder)
 
     def describe(self) -> str:
         if self.argv is not None:
-            return "run: " + " ".join(_quote(a) for a in self.argv)
+            runs = [self.first, self.argv] if self.first else [self.argv]
+            return "\n".join("run: " + " ".join(_quote(a) for a in argv) for argv in runs)
         if self.content is None:
             return self.note
         return f"write {self.path}:\n{self.content}"
@@ -198,12 +204,53 @@ def _quote(arg: str) -> str:
     return shlex.quote(arg)
 
 
-def _read_config(path: Path, key: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """The config at ``path`` ({} when there is none) and its servers object."""
+def jsonc(text: str) -> Any:
+    """``text`` parsed as JSON with comments (``//``, ``/* */``) and trailing commas, as VS
+    Code writes its ``mcp.json``; ValueError when it is not even that."""
+    out: List[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                raise ValueError("a /* comment is not closed")
+            out.append(" ")
+            i = end + 2
+        elif ch in "}]":
+            while out and out[-1].isspace():
+                out.pop()
+            if out and out[-1] == ",":
+                out.pop()
+            out.append(ch)
+            i += 1
+        else:
+            out.append(ch)
+            i += 1
+    return json.loads("".join(out))
+
+
+def _read_config(path: Path, key: str) -> Tuple[Dict[str, Any], Dict[str, Any], bool]:
+    """The config at ``path`` ({} when there is none), its servers object, and whether it
+    had comments or trailing commas (JSONC: rewriting it as JSON loses them)."""
     if not path.exists():
-        return {}, {}
+        return {}, {}, False
+    commented = False
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        text = path.read_text(encoding="utf-8") or "{}"
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data, commented = jsonc(text), True
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise UsageError(
             f"cannot read {path} as JSON ({str(exc)[:80]}); boost changes nothing in it",
@@ -215,7 +262,15 @@ def _read_config(path: Path, key: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
             f"{path} is not an object with a {key!r} object; boost changes nothing in it",
             "fix the file or add the server by hand",
         )
-    return data, data.get(key, {})
+    return data, data.get(key, {}), commented
+
+
+# Gemini CLI connects a workspace's MCP servers only in a folder the user trusts.
+GEMINI_TRUST = (
+    "Gemini CLI starts MCP servers only in trusted folders ('gemini mcp list' says "
+    "Disabled elsewhere): run gemini in the project and trust the folder when it asks "
+    "(or /permissions)"
+)
 
 
 def plan(
@@ -223,9 +278,12 @@ def plan(
     action: str,
     which: Callable[[str], Optional[str]] = shutil.which,
     root: Optional[str] = None,
+    force: bool = False,
 ) -> Plan:
     """What ``action`` (register or unregister) would do for host ``name``; a register
-    passes on `server_env` (``root``: the folder boost_install may write in)."""
+    passes on `server_env` (``root``: the folder boost_install may write in). A host CLI
+    is asked nothing when its user config already has boost as asked (already
+    registered); with other settings, only ``force`` replaces them (remove, then add)."""
     host = get(name)
     command = server_command()
     env = server_env(root) if action == "register" else {}
@@ -237,11 +295,33 @@ def plan(
                 f"install {host.title}, or add the stdio server {' '.join(command)} by hand",
             )
         assert host.add is not None and host.remove is not None
-        args = host.add(command, env) if action == "register" else host.remove
-        return Plan(host, action, argv=[exe, *args])
+        after = GEMINI_TRUST if host.name == "gemini" and action == "register" else ""
+        if action == "unregister":
+            return Plan(host, action, argv=[exe, *host.remove])
+        have = user_entry(host)
+        if have is not None and have.command == command and have.env == env:
+            return Plan(
+                host,
+                action,
+                note=f"{host.title}: boost is already registered ({have.where})",
+                after=after,
+            )
+        if have is not None and not force:
+            raise UsageError(
+                f"boost is already registered in {host.title} ({have.where}) with another "
+                f"command or environment: {' '.join(have.command)}"
+                + (
+                    f" ({', '.join(f'{k}={v}' for k, v in sorted(have.env.items()))})"
+                    if have.env
+                    else ""
+                ),
+                f"replace it with 'boost mcp register {host.name} --force'",
+            )
+        first = [exe, *host.remove] if have is not None else None
+        return Plan(host, action, argv=[exe, *host.add(command, env)], first=first, after=after)
     assert host.config is not None
     path = host.config()
-    data, servers = _read_config(path, host.key)
+    data, servers, commented = _read_config(path, host.key)
     entry = host.entry(command, env)
     if action == "register":
         if servers.get(SERVER) == entry:
@@ -252,29 +332,45 @@ def plan(
             return Plan(host, action, path=path, note=f"{path}: boost is not registered")
         servers = {k: v for k, v in servers.items() if k != SERVER}
     data = {**data, host.key: servers}
-    return Plan(host, action, path=path, content=json.dumps(data, indent=2) + "\n")
+    after = (
+        f"{path} has comments or trailing commas: boost writes it as plain JSON, keeping "
+        f"every entry but not the comments, and saves the file as it was as "
+        f"{path.name}{BACKUP}"
+        if commented
+        else ""
+    )
+    return Plan(host, action, path=path, content=json.dumps(data, indent=2) + "\n", after=after)
 
 
 def apply(p: Plan) -> str:
     """Carry ``p`` out; returns one line saying what was done."""
     if p.argv is not None:
-        try:
-            done = subprocess.run(p.argv, capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise BoostError(f"{p.argv[0]} failed: {exc}", "run the command by hand") from None
-        if done.returncode != 0:
-            why = (done.stderr or done.stdout).strip().splitlines()
-            raise BoostError(
-                f"{' '.join(p.argv[:3])} … exited {done.returncode}"
-                f"{': ' + why[-1][:200] if why else ''}",
-                "run it by hand to see why: " + " ".join(_quote(a) for a in p.argv),
-            )
-        return f"{p.host.title}: {p.action}ed boost ({' '.join(p.argv[1:3])} …)"
+        for argv in [p.first, p.argv] if p.first else [p.argv]:
+            _run(argv)
+        done = "replaced" if p.first else f"{p.action}ed"
+        return f"{p.host.title}: {done} boost ({' '.join(p.argv[1:3])} …)"
     if p.content is None:
         return p.note
     assert p.path is not None
+    if p.after:  # JSONC: keep the file with its comments beside the rewritten one
+        atomic.write_text(
+            p.path.with_name(p.path.name + BACKUP), p.path.read_text(encoding="utf-8")
+        )
     atomic.write_text(p.path, p.content)
     return f"{p.host.title}: {p.action}ed boost in {p.path}"
+
+
+def _run(argv: List[str]) -> None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BoostError(f"{argv[0]} failed: {exc}", "run the command by hand") from None
+    if done.returncode != 0:
+        why = (done.stderr or done.stdout).strip().splitlines()
+        raise BoostError(
+            f"{' '.join(argv[:3])} … exited {done.returncode}{': ' + why[-1][:200] if why else ''}",
+            "run it by hand to see why: " + " ".join(_quote(a) for a in argv),
+        )
 
 
 def found(which: Callable[[str], Optional[str]] = shutil.which) -> List[Dict[str, Any]]:
@@ -286,6 +382,7 @@ def found(which: Callable[[str], Optional[str]] = shutil.which) -> List[Dict[str
         if host.cli is not None:
             exe = which(host.cli)
             row.update({"how": f"{host.cli} mcp add", "found": exe is not None, "where": exe})
+            row["registered"] = user_entry(host) is not None
         else:
             assert host.config is not None
             path = host.config()
@@ -352,7 +449,11 @@ def _from_json(host: Host, entry: Any, where: Path) -> Optional[Registered]:
 def _json_entry(path: Path, *keys: str) -> Any:
     """``path``'s JSON at ``keys`` (None when the file, or a key, is not there)."""
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        try:
+            data: Any = json.loads(text)
+        except ValueError:
+            data = jsonc(text)
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     for k in keys:
@@ -416,6 +517,16 @@ def _codex(host: Host) -> Optional[Registered]:
     passes = tuple(_strings(server.get("env_vars", [])) or ())
     env = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
     return Registered(host, [server["command"], *args], env, path, passes)
+
+
+def user_entry(host: Host) -> Optional[Registered]:
+    """boost in the user-wide config a host CLI's ``mcp add`` writes (what register adds
+    and unregister removes), or None."""
+    if host.name == "codex":
+        return _codex(host)
+    where = {"claude": _home() / ".claude.json", "gemini": _home() / ".gemini" / "settings.json"}
+    path = where.get(host.name)
+    return None if path is None else _from_json(host, _json_entry(path, "mcpServers", SERVER), path)
 
 
 def registered(name: str, cwd: Optional[Path] = None) -> Optional[Registered]:

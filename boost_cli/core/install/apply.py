@@ -150,6 +150,7 @@ def install(
     found = lookup.read(name)
     tgt = plan.target(found.entry, agent, user, as_name)
     files, notes = item_files(found)
+    files = plan.adapt(tgt, files)
     digests = {rel: digest(data) for rel, data in files.items()}
     book = manifest.load(sc.book)
     record = book.get(tgt.key)
@@ -227,7 +228,7 @@ def uninstall(
     items = manifest.load(sc.book)
     key = _find_key(items, key_or_id)
     recorded = items[key].get("files") or {}
-    trusted = sc.trusted(manifest.layout(items[key]) or "")
+    trusted = sc.trusted(manifest.layout(items[key], sc.user) or "")
     disk = {d: nofollow.digest(sc.base, d, trusted) for d in recorded}
     p = plan.removal(recorded, disk, force)
     if dry_run:
@@ -278,7 +279,7 @@ def statuses(user: bool = False, project: Optional[str] = None) -> Tuple[Scope, 
     out: List[Status] = []
     for key, rec in sorted(manifest.load(sc.book).items()):
         recorded = rec.get("files") or {}
-        trusted = sc.trusted(manifest.layout(rec) or "")
+        trusted = sc.trusted(manifest.layout(rec, sc.user) or "")
         disk = {d: nofollow.digest(sc.base, d, trusted) for d in recorded}
         if all(v is None for v in disk.values()):
             out.append(Status(key, rec, "missing"))
@@ -289,8 +290,8 @@ def statuses(user: bool = False, project: Optional[str] = None) -> Tuple[Scope, 
         except BoostError:
             out.append(Status(key, rec, "gone"))
             continue
-        files, _ = item_files(found)
         tgt = plan.Target(rec.get("agent", ""), rec.get("kind", ""), *_split(key, rec))
+        files = plan.adapt(tgt, item_files(found)[0])
         now = {tgt.dest(r): digest(b) for r, b in files.items()}
         commit = found.snapshot.commit
         if now != recorded:

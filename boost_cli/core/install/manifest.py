@@ -26,8 +26,7 @@ from typing import Any, Dict, Iterator, Optional
 
 from boost_cli.core import paths
 from boost_cli.core.errors import ConfigError
-from boost_cli.core.install import nofollow
-from boost_cli.core.install.agents import LAYOUTS
+from boost_cli.core.install import agents, nofollow
 from boost_cli.core.text import printable
 
 VERSION = 1
@@ -57,13 +56,13 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def layout(rec: Dict[str, Any]) -> Optional[str]:
-    """The agent's folder a record's item lives in (`agents.LAYOUTS`), None when its agent
-    or kind is not one boost installs."""
+def layout(rec: Dict[str, Any], user: bool = False) -> Optional[str]:
+    """The agent's folder a record's item lives in for the scope (`agents.folder`), None
+    when its agent or kind is not one boost installs there."""
     agent, kind = rec.get("agent"), rec.get("kind")
     if not isinstance(agent, str) or not isinstance(kind, str):
         return None
-    return LAYOUTS.get(agent, {}).get(kind)
+    return agents.folder(agent, kind, user)
 
 
 def check_record(key: Any, rec: Any) -> Optional[str]:
@@ -72,11 +71,11 @@ def check_record(key: Any, rec: Any) -> Optional[str]:
     folder) or the key itself (a one-file item)."""
     if not isinstance(key, str) or not isinstance(rec, dict):
         return "not a record"
-    folder = layout(rec)
-    if folder is None:
+    folders = {layout(rec, False), layout(rec, True)} - {None}
+    if not folders:
         return "an unknown agent or kind"
     head, _, name = key.rpartition("/")
-    if head != folder or not _NAME.fullmatch(name) or name.strip(".") == "":
+    if head not in folders or not _NAME.fullmatch(name) or name.strip(".") == "":
         return f"{key!r} is not a place boost installs into"
     files = rec.get("files", {})
     if not isinstance(files, dict):

@@ -14,15 +14,12 @@ from pathlib import PurePosixPath
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from boost_cli.core.errors import UsageError
-from boost_cli.core.install.agents import AGENTS, ALIASES, LAYOUTS
+from boost_cli.core.install import rulefm
+from boost_cli.core.install.agents import AGENTS, ALIASES, LAYOUTS, SUFFIX, folder
 from boost_cli.core.models import Entry
 
 # Which agent an item goes to when --agent is not given.
 DEFAULT_AGENT = {"skill": "claude", "command": "claude", "agent": "claude", "rule": "cursor"}
-# Cursor and Windsurf keep user-wide rules in their settings, not in a folder of files.
-PROJECT_ONLY = frozenset({"cursor", "windsurf"})
-# The file name suffix an agent wants for a one-file item.
-SUFFIX = {"cursor": ".mdc"}
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -45,9 +42,11 @@ def install_kind(entry: Entry) -> str:
 def resolve_agent(kind: str, agent: Optional[str], user: bool) -> str:
     """The agent layout to install a ``kind`` into; UsageError naming the ones that take it."""
     name = ALIASES.get(agent or "", agent) if agent else DEFAULT_AGENT[kind]
-    takers = [a for a in AGENTS if kind in LAYOUTS[a] and not (user and a in PROJECT_ONLY)]
+    takers = [a for a in AGENTS if folder(a, kind, user)]
     if name not in LAYOUTS:
-        raise UsageError(f"unknown agent {agent!r}", f"choose from {', '.join(AGENTS)}")
+        raise UsageError(
+            f"unknown agent {agent!r}", f"choose from {', '.join([*AGENTS, *ALIASES])}"
+        )
     if kind not in LAYOUTS[name]:
         raise UsageError(
             f"{name} has no place for a {kind}",
@@ -55,10 +54,11 @@ def resolve_agent(kind: str, agent: Optional[str], user: bool) -> str:
             if takers
             else "no agent layout takes it",
         )
-    if user and name in PROJECT_ONLY:
+    if user and folder(name, kind, user) is None:
         raise UsageError(
-            f"{name} keeps user-wide rules in its settings, not in files",
-            "install into the project (leave out --user)",
+            f"{name} keeps user-wide {kind}s in its settings, not in files",
+            "install into the project (leave out --user)"
+            + (f", or use --agent {' or --agent '.join(takers)}" if takers else ""),
         )
     return name
 
@@ -130,13 +130,15 @@ def target(entry: Entry, agent: Optional[str], user: bool, name: Optional[str] =
     """Where ``entry`` goes for ``agent`` (default: by kind) in the user or project scope."""
     kind = install_kind(entry)
     chosen = resolve_agent(kind, agent, user)
-    base = LAYOUTS[chosen][kind]
+    base = folder(chosen, kind, user) or ""
     stem = check_name(name) if name is not None else safe_name(entry.name)
     if kind == "skill":
         return Target(chosen, kind, f"{base}/{stem}", None)
-    suffix = SUFFIX.get(chosen, ".md")
-    if stem.lower().endswith((".md", ".mdc")):
-        stem = stem.rsplit(".", 1)[0]
+    suffix = SUFFIX.get(chosen, {}).get(kind, ".md")
+    for end in (".instructions.md", ".prompt.md", ".agent.md", ".md", ".mdc"):
+        if stem.lower().endswith(end) and len(stem) > len(end):
+            stem = stem[: -len(end)]
+            break
     return Target(chosen, kind, base, stem + suffix)
 
 
@@ -230,6 +232,14 @@ def _conflict_why(have: str, recorded: bool) -> str:
     if recorded:
         return "you edited it since boost installed it"
     return "a file boost did not install is there"
+
+
+def adapt(tgt: Target, files: Mapping[str, bytes]) -> Dict[str, bytes]:
+    """The item's files as ``tgt``'s agent reads them: a rule's frontmatter says where it
+    applies in that agent's own keys (`rulefm.convert`); everything else as it is."""
+    if tgt.kind != "rule":
+        return dict(files)
+    return {rel: rulefm.convert(data, tgt.agent) for rel, data in files.items()}
 
 
 def dests_of(tgt: Target, files: Sequence[str]) -> List[str]:
