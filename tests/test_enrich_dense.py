@@ -98,3 +98,29 @@ def test_the_dense_text_holds_the_enrichment_and_a_changed_one_reembeds_that_ent
         assert damaged["taps_embedded"] == ["example"]
         assert damaged["enriched"] == 0 and damaged["sent"] == 0
         assert len(embedder.requests) == n
+
+
+def test_a_bundle_carries_enriched_vectors_a_replica_uses_with_nothing_embedded(
+    tapped: Path, tmp_path: Path
+) -> None:
+    hashed = {"BOOST_EMBED_PROVIDER": "hash"}
+    with AnthropicStub(responder=enrich_reply()) as llm:
+        env = {**hashed, "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": llm.base_url}
+        assert boost(tapped, env, "reindex", "--enrich", "--yes")["enrich"]["run"]["enriched"]
+    built = boost(tapped, hashed, "reindex", "--dense")["dense"]
+    assert built["enriched"] > 0
+    out = tmp_path / "team.bundle"
+    r = run_boost(["bundle", "export", str(out)], tapped, env=hashed)
+    assert r.returncode == 0, r.stderr
+    replica = tmp_path / "replica"
+    r = run_boost(["bundle", "import", str(out), "--json"], replica, env=hashed)
+    assert r.returncode == 0, r.stderr
+    (tap,) = json.loads(r.stdout)[0]["taps"]
+    # the enrichment is in place before the vectors are matched to this home's texts
+    assert tap["enrichments"] == 29 and tap["vectors"] == built["texts"], tap
+    again = boost(replica, hashed, "reindex", "--dense")["dense"]
+    assert again["sent"] == 0
+    query = ["search", "--engine", "hybrid", "--json", "--no-rerank", BLIND]
+    want = json.loads(run_boost(query, tapped, env=hashed).stdout)
+    got = json.loads(run_boost(query, replica, env=hashed).stdout)
+    assert [(h["id"], h["score"]) for h in got] == [(h["id"], h["score"]) for h in want]
