@@ -345,8 +345,10 @@ def import_bundles(files: Sequence[Path]) -> List[ImportReport]:
             ImportReport(str(reader.path), reader.digest, tuple(done[t.name] for t in ts))
             for reader, ts in staged
         ]
-        _import_vectors([(done[t.name], t.vectors) for t in taps if t.vectors is not None])
+        # Enrichments first: an enriched entry's vector text holds its enrichment, so the
+        # bundle's vectors match this home's texts only once it is in the store.
         _import_enrichments([(done[t.name], t.enrich) for t in taps if t.enrich is not None])
+        _import_vectors([(done[t.name], t.vectors) for t in taps if t.vectors is not None])
     if reports:
         built = indexing.reindex()
         last = reports[-1]

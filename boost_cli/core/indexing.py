@@ -387,7 +387,11 @@ def sync_dense(progress: Progress = None) -> Optional[DenseSync]:
     tapped = {t.name for t in registry.list_taps()}  # a tap whose clone is missing stays
     current = {t.name: t.commit for t, _ in registry.present()}
     removed = tuple(dense.drop_taps(path, sorted(n for n in stored if n not in tapped)))
-    todo = sorted(n for n, c in current.items() if stored.get(n) != c)
+    unit = meta.get("unit") or DEFAULT_UNIT
+    # A changed enrichment store changes the "entry" texts of every tap (the cache sends
+    # only those that changed): docs/enrich.md "In the vector store".
+    restale = meta.get("enrich_key", "") != dense.enrichment_key(dense.enrichments(unit))
+    todo = sorted(n for n, c in current.items() if restale or stored.get(n) != c)
     if not todo:
         return DenseSync(removed=removed, seconds=time.perf_counter() - t0)
 
@@ -407,7 +411,6 @@ def sync_dense(progress: Progress = None) -> Optional[DenseSync]:
             f"new texts would go to {embedder.provider} ({embedder.host}) — run "
             "'boost reindex --dense' to send them"
         )
-    unit = meta.get("unit") or DEFAULT_UNIT
     with registry.held_snapshots(todo) as snaps:
         try:
             report = dense.build_dense(

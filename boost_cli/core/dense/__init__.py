@@ -60,6 +60,8 @@ from boost_cli.core.dense.units import (
     ENTRY_BODY_CHARS,
     SNIPPET_CHARS,
     UNITS,
+    enrichment_key,
+    enrichments,
     entry_text,
     units_for,
 )
@@ -91,6 +93,8 @@ __all__ = [
     "backend_status",
     "build_dense",
     "egress_summary",
+    "enrichment_key",
+    "enrichments",
     "entry_text",
     "export_tap",
     "forget_commits",

@@ -20,7 +20,7 @@ from boost_cli.core.dense.store import (
     open_existing,
     open_for_build,
 )
-from boost_cli.core.dense.units import UNITS, Unit, tap_units
+from boost_cli.core.dense.units import UNITS, Unit, enrichment_key, enrichments, tap_units
 from boost_cli.core.embed import (
     EmbedConfig,
     EmbeddingCache,
@@ -59,6 +59,7 @@ class DenseBuildReport:
     seconds: float
     reset: Optional[str] = None
     skipped: int = 0
+    enriched: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
         return {
@@ -76,6 +77,7 @@ class DenseBuildReport:
             "seconds": round(self.seconds, 3),
             "reset": self.reset,
             "skipped": self.skipped,
+            "enriched": self.enriched,
         }
 
 
@@ -97,7 +99,9 @@ def build_dense(
 ) -> DenseBuildReport:
     """Embed the taps of ``snapshots`` into the vector store, incrementally.
 
-    Only taps whose commit changed are (re-)embedded; taps not in ``snapshots`` are
+    Only taps whose commit changed are (re-)embedded — every tap when the enrichment store
+    changed since the store's last whole build (`units.enrichment_key`), of which the
+    cache sends only the texts that changed; taps not in ``snapshots`` are
     removed, unless ``only`` names the taps to build, when every other tap in the store
     is left as it is (a reset still empties the store). A different embedder or unit than
     the store's (or ``force``) resets it first.
@@ -161,12 +165,15 @@ def _build(
         seconds = timeout or config.timeout or BUILD_TIMEOUT
         ordered = sorted(snapshots, key=lambda s: s.name)
         stored = {} if reset else store.taps()
+        enriched = enrichments(unit)
+        enrich_key = enrichment_key(enriched)
+        restale = meta.get("enrich_key", "") != enrich_key
         # The taps to (re-)embed, their texts read once, and how many distinct texts the
         # whole build will send: one total for the progress line.
         todo = {
-            s.name: tap_units(s, unit)
+            s.name: tap_units(s, unit, enriched)
             for s in ordered
-            if stored.get(s.name) != s.commit and (only is None or s.name in only)
+            if (restale or stored.get(s.name) != s.commit) and (only is None or s.name in only)
         }
         distinct = {text_hash(u.text) for units, _, _ in todo.values() for u in units}
         total = len(distinct) - len(cache.lookup(sorted(distinct), config))
@@ -195,7 +202,7 @@ def _build(
             sent_so_far[0] += outcome.sent
             return outcome
 
-        texts = sent = chars = skipped = 0
+        texts = sent = chars = skipped = with_enrichment = 0
         if reset is not None:
             # Pay for every vector before dropping the old ones: a failure here leaves the
             # store as it was, and the loop below finds everything in the cache.
@@ -216,6 +223,7 @@ def _build(
                 continue
             units, hashes, missing = todo.pop(snap.name)
             skipped += missing
+            with_enrichment += sum(u.enriched for u in units)
             outcome = embed_tap(units, snap.name)
             _check_vectors(store, config, outcome.dimensions, outcome.model, bool(units))
             store.replace_tap(snap.name, snap.commit, units, outcome.vectors, hashes)
@@ -223,6 +231,8 @@ def _build(
             texts += len(units)
             sent += outcome.sent
             chars += outcome.sent_chars
+        if restale and set(store.taps()) <= set(embedded):
+            store.set_meta(enrich_key=enrich_key or None)  # every tap embeds it now
         store.sync_vec()
         store.sync_flat()
         entries, _ = store.counts()
@@ -241,6 +251,7 @@ def _build(
             seconds=time.perf_counter() - t0,
             reset=reset,
             skipped=skipped,
+            enriched=with_enrichment,
         )
     finally:
         store.close()
@@ -280,11 +291,13 @@ def egress_summary(
     store_path = path or paths.vectors_path()
     stored: Dict[str, str] = {}
     store: Optional[Store] = None
+    enriched = enrichments(unit)
     if store_path.exists():
         try:
             store = open_existing(store_path, "flat")
             meta = store.meta()
-            if store.has_schema() and mismatch(meta, config, unit) is None:
+            fresh = meta.get("enrich_key", "") == enrichment_key(enriched)
+            if store.has_schema() and mismatch(meta, config, unit) is None and fresh:
                 stored = store.taps()
         except (DenseUnavailable, sqlite3.DatabaseError):
             store = None  # unreadable: a build recreates it and sends everything
@@ -293,7 +306,7 @@ def egress_summary(
         for snap in snapshots:
             if stored.get(snap.name) == snap.commit:
                 continue
-            for u in tap_units(snap, unit)[0]:
+            for u in tap_units(snap, unit, enriched)[0]:
                 todo.setdefault(text_hash(u.text), len(u.text))
         if store is not None and todo and store.has_schema():
             cached = EmbeddingCache(store.conn).lookup(list(todo), config)

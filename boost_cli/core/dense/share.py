@@ -38,7 +38,7 @@ from boost_cli.core.dense.store import (
     open_for_build,
     parity_fields,
 )
-from boost_cli.core.dense.units import UNITS, tap_units
+from boost_cli.core.dense.units import UNITS, enrichments, tap_units
 from boost_cli.core.dense.vecfile import FORMAT, REEXPORT, VERSION, Header, read_header, rows
 from boost_cli.core.embed import EmbedConfig, EmbeddingCache, dimensions_of, text_hash, unpack
 from boost_cli.core.errors import ConfigError, UsageError
@@ -225,7 +225,7 @@ def import_vectors(
     the tap is refused before it is read. Refuses, with the fix, a file whose parity
     block is not ``config``'s (and ``unit``'s)."""
     check_parity(header, path, config, unit)
-    units = tap_units(snapshot, unit)[0]
+    units = tap_units(snapshot, unit, enrichments(unit))[0]
     wanted = {text_hash(u.text) for u in units}
     if header.count > row_cap(len(wanted)):
         raise UsageError(
