@@ -267,15 +267,26 @@ def _add_audit(sub: argparse._SubParsersAction) -> None:
         "List every trust finding of the tapped registries (or the named ones) with its "
         "file:line: instructions aimed at the model, remote code piped into a shell, "
         "secrets, hidden text, look-alike names, requested powers, outside links, scripts. "
-        "Exits 1 when any finding is high severity (for a registry's CI).",
+        "Lists medium severity and worse, with one line counting the rest (--all for every "
+        "finding). Exits 1 when any finding is high severity (for a registry's CI).",
     )
     p.add_argument("taps", nargs="*", metavar="TAP", help="taps to audit (default: all)")
     p.add_argument("--json", action="store_true", help="print the findings as a JSON object")
-    p.add_argument(
+    floor = p.add_mutually_exclusive_group()
+    floor.add_argument(
+        "--min-severity",
         "--severity",
+        dest="severity",
         choices=("info", "low", "medium", "high"),
-        default="info",
-        help="show findings of this severity or worse (default info: all)",
+        default="medium",
+        help="list findings of this severity or worse (default medium; one line counts the rest)",
+    )
+    floor.add_argument(
+        "--all",
+        dest="severity",
+        action="store_const",
+        const="info",
+        help="list every finding, info and low included (--min-severity info)",
     )
 
 

@@ -49,10 +49,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     line = (
         f"{total} finding{'' if total == 1 else 's'} in {len(audited)} "
         f"tap{'' if len(audited) == 1 else 's'}: {summary}"
-        + (f" ({hidden} below {args.severity} not shown)" if hidden else "")
+        + (f" ({hidden} below {args.severity} not listed: --all lists them)" if hidden else "")
     )
-    if shown:
-        out(line)
+    if total:
+        out(line)  # the count of what is not listed is part of the answer
     else:
         detail(line)
     return 1 if high else 0
