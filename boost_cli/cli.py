@@ -375,13 +375,19 @@ def _add_config(sub: argparse._SubParsersAction) -> None:
     p = _sub(
         sub,
         "config",
-        "get or set boost's settings (llm, limit, engine)",
+        "get or set boost's settings (llm, limit, engine, advice.*)",
         "Read or change the few settings kept in BOOST_HOME/config.json: llm (on or off; off "
         "is a lasting --no-llm, like BOOST_NO_LLM=1), limit (the default number of search "
-        "results) and engine (the default search engine: auto, lexical, bm25, dense, hybrid).",
+        "results), engine (the default search engine: auto, lexical, bm25, dense, hybrid) and "
+        "advice.semantic, advice.sqlite (true or false: the hints shown on a terminal once a "
+        "day).",
     )
     p.add_argument("action", choices=("get", "set", "unset", "list"), help="what to do")
-    p.add_argument("name", nargs="?", help="the setting: llm, limit or engine")
+    p.add_argument(
+        "name",
+        nargs="?",
+        help="the setting: llm, llm.provider, limit, engine, advice.semantic, advice.sqlite",
+    )
     p.add_argument("value", nargs="?", help="with set: the new value")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 

@@ -12,6 +12,7 @@ from boost_cli.commands.render import (
     BOLD,
     DIM,
     NORMAL,
+    advise,
     color_enabled,
     detail,
     emit_json,
@@ -56,9 +57,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     wants_uri = args.explain or (keys is None or "uri" in keys)
     skills = skillmap.for_entries(h.entry for h in result.hits) if wants_uri else None
     if result.keyword_bound and result.hits and not quiet():
-        # Composed only when shown: it resolves the embedder (`semantic_fix`), which
-        # imports the embedding package (~10 ms of a cold search).
-        note(f"note: {search.semantic_hint()}")
+        # A hint for a person at a terminal, once a day (`advise`); composed only when
+        # shown: it resolves the embedder (`semantic_fix`), which imports the embedding
+        # package (~10 ms of a cold search).
+        advise("semantic", lambda: f"note: {search.semantic_hint()}")
     view = trust_scan.View(taps)
     if getattr(args, "format", None):
         for line in format_lines(args.format, result.hits, taps, skills, view):
@@ -86,6 +88,9 @@ def cmd_search(args: argparse.Namespace) -> int:
                 say(line, " " * (len(line) - len(line.lstrip()) + 2))
             for line in render_served(result.hits, skills):
                 say(printable(line), "    ")
+            why = ((result.diagnostics.get("index") or {}).get("dense") or {}).get("backend_note")
+            if why:  # the exact scan gives the same results: a hint, not a problem
+                advise("sqlite", lambda: f"note: {why}")
     detail(_summary(result.diagnostics))
     return 1 if args.exit_status and not result.hits else 0
 
@@ -264,8 +269,6 @@ def render_explain(d: Dict[str, Any]) -> str:
                 else ""
             )
         )
-        if dense.get("backend_note"):
-            lines.append(f"  {dense['backend_note']}")
     shown = d.get("rerank_candidates")
     lines.append(
         f"candidates: {d.get('candidates')} distinct files retrieved"

@@ -2,8 +2,8 @@
 
 ``llm`` (on | off: off is the persistent ``--no-llm``, like ``BOOST_NO_LLM=1``),
 ``llm.provider`` (auto or a provider's name, like ``BOOST_LLM_PROVIDER``), ``limit``
-(the default number of search results) and ``engine`` (the default engine: auto or one of
-`models.ENGINES`). Each value is checked when set and again when read (a hand-edited config
+(the default number of search results), ``engine`` (the default engine: auto or one of
+`models.ENGINES`) and the ``advice.*`` hints (true | false, like git's). Each value is checked when set and again when read (a hand-edited config
 with a wrong value gives the default and never a crash).
 """
 
@@ -51,6 +51,15 @@ def _llm_provider(text: str) -> str:
     return value
 
 
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "on", "1", "yes"):
+        return True
+    if value in ("false", "off", "0", "no"):
+        return False
+    raise ValueError("true or false")
+
+
 def _limit(text: str) -> int:
     value = int(text)
     if not 1 <= value <= 100:
@@ -75,6 +84,17 @@ KNOWN: Mapping[str, Tuple[Callable[[str], Any], Any, str]] = {
     ),
     "limit": (_limit, 10, "how many results boost search shows by default (1-100)"),
     "engine": (_engine, "auto", f"the default search engine: auto, {', '.join(ENGINES)}"),
+    # Hints (git's advice.*): shown on a terminal at most once a day per home (`advice`).
+    "advice.semantic": (
+        _bool,
+        True,
+        "hint after a search ranked by your words alone how to search by meaning (false: never)",
+    ),
+    "advice.sqlite": (
+        _bool,
+        True,
+        "hint how to get the sqlite-vec store when the exact scan stands in (false: never)",
+    ),
 }
 
 
