@@ -206,6 +206,17 @@ def fold(line: str, columns: Optional[int], indent: str = "") -> List[str]:
     return out
 
 
+def id_lines(ident: str, columns: Optional[int], indent: str = "    ") -> List[str]:
+    """An id on a line of its own, whole so it copies as one: under ``indent`` when it fits
+    there, else from the first column when it fits the width, else `fold`ed (cut only
+    after a ``/`` or ``:``: a line the terminal wraps breaks mid-word)."""
+    if columns is None or len(indent) + len(ident) <= columns:
+        return [indent + ident]
+    if len(ident) <= columns:
+        return [ident]
+    return fold(indent + ident, columns, indent)
+
+
 def say(text: str, indent: str = "  ", first: str = "") -> None:
     """Print ``text`` wrapped to the terminal, later lines under ``indent`` (see `wrap`)."""
     for line in wrap(text, indent, width(), first=first):

@@ -17,7 +17,7 @@ from boost_cli.commands.render import (
     detail,
     emit_json,
     err,
-    fold,
+    id_lines,
     mark_terms,
     note,
     out,
@@ -184,14 +184,17 @@ def render_hits(
         if mark:
             tail += f"  {mark}"
         head = f"{rank:2d}. {name}  {tail}"
-        # A long id keeps the rank's line (cut only after a '/' or ':'); the kind and match
-        # go under it.
+        # A long id keeps the rank's line when it fits there, the kind and match under it;
+        # else the rank line has the kind and match and the id a line of its own, whole
+        # when it fits the width (so it copies as one), cut after a '/' or ':' when not.
         if columns is None or len(head) <= columns:
             lines = [head]
+        elif len(head) - len(tail) - 2 <= columns:
+            lines = [head[: -len(tail) - 2], indent + tail]
         else:
-            lines = [*fold(head[: -len(tail) - 2], columns, indent), indent + tail]
-        for i, line in enumerate(lines):
-            out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if i == 0 else line)
+            lines = [f"{rank:2d}. {tail}", *id_lines(name, columns, indent)]
+        for line in lines:
+            out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if name in line else line)
         if h.why:
             for line in wrap(printable(h.why), indent, columns):
                 out(mark_terms(line, terms, style))
