@@ -382,7 +382,11 @@ def _add_config(sub: argparse._SubParsersAction) -> None:
         "advice.semantic, advice.sqlite (true or false: the hints shown on a terminal once a "
         "day).",
     )
-    p.add_argument("action", choices=("get", "set", "unset", "list"), help="what to do")
+    p.add_argument(
+        "action",
+        metavar="{get,set,unset,list}",
+        help="what to do; or a setting's name, as git config: 'boost config advice.sqlite false'",
+    )
     p.add_argument(
         "name",
         nargs="?",

@@ -89,3 +89,15 @@ def test_advice_settings_are_listed_and_checked(home: Path) -> None:
     assert (
         bad.stderr == "boost: error: invalid value 'maybe' for advice.sqlite — give true or false\n"
     )
+
+
+def test_git_style_config_name_value(home: Path) -> None:
+    r = run_boost(["config", "advice.semantic", "false"], home)
+    assert (r.returncode, r.stdout) == (0, "advice.semantic = false\n")
+    assert run_boost(["config", "advice.semantic"], home).stdout == "false\n"
+    assert run_boost(["config", "get", "advice.semantic"], home).stdout == "false\n"
+    bad = run_boost(["config", "advise.semantic", "false"], home)
+    assert bad.returncode == 2 and bad.stderr == (
+        "boost: error: unknown action or setting 'advise.semantic' — did you mean "
+        "'advice.semantic'?\n"
+    )
