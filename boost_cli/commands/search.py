@@ -17,6 +17,7 @@ from boost_cli.commands.render import (
     detail,
     emit_json,
     err,
+    fold,
     id_lines,
     mark_terms,
     note,
@@ -184,15 +185,15 @@ def render_hits(
         if mark:
             tail += f"  {mark}"
         head = f"{rank:2d}. {name}  {tail}"
-        # A long id keeps the rank's line when it fits there, the kind and match under it;
-        # else the rank line has the kind and match and the id a line of its own, whole
-        # when it fits the width (so it copies as one), cut after a '/' or ':' when not.
+        # A long id keeps the rank's line (cut only after a '/' or ':'), the kind and match
+        # under it; but an id that fits the width only without the rank gets a line of its
+        # own, whole (so it copies as one), under the rank, kind and match.
         if columns is None or len(head) <= columns:
             lines = [head]
-        elif len(head) - len(tail) - 2 <= columns:
-            lines = [head[: -len(tail) - 2], indent + tail]
-        else:
+        elif len(head) - len(tail) - 2 > columns and len(name) <= columns:
             lines = [f"{rank:2d}. {tail}", *id_lines(name, columns, indent)]
+        else:
+            lines = [*fold(head[: -len(tail) - 2], columns, indent), indent + tail]
         for line in lines:
             out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if name in line else line)
         if h.why:
