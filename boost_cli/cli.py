@@ -267,15 +267,26 @@ def _add_audit(sub: argparse._SubParsersAction) -> None:
         "List every trust finding of the tapped registries (or the named ones) with its "
         "file:line: instructions aimed at the model, remote code piped into a shell, "
         "secrets, hidden text, look-alike names, requested powers, outside links, scripts. "
-        "Exits 1 when any finding is high severity (for a registry's CI).",
+        "Lists medium severity and worse, with one line counting the rest (--all for every "
+        "finding). Exits 1 when any finding is high severity (for a registry's CI).",
     )
     p.add_argument("taps", nargs="*", metavar="TAP", help="taps to audit (default: all)")
     p.add_argument("--json", action="store_true", help="print the findings as a JSON object")
-    p.add_argument(
+    floor = p.add_mutually_exclusive_group()
+    floor.add_argument(
+        "--min-severity",
         "--severity",
+        dest="severity",
         choices=("info", "low", "medium", "high"),
-        default="info",
-        help="show findings of this severity or worse (default info: all)",
+        default="medium",
+        help="list findings of this severity or worse (default medium; one line counts the rest)",
+    )
+    floor.add_argument(
+        "--all",
+        dest="severity",
+        action="store_const",
+        const="info",
+        help="list every finding, info and low included (--min-severity info)",
     )
 
 
@@ -382,13 +393,23 @@ def _add_config(sub: argparse._SubParsersAction) -> None:
     p = _sub(
         sub,
         "config",
-        "get or set boost's settings (llm, limit, engine)",
+        "get or set boost's settings (llm, limit, engine, advice.*)",
         "Read or change the few settings kept in BOOST_HOME/config.json: llm (on or off; off "
         "is a lasting --no-llm, like BOOST_NO_LLM=1), limit (the default number of search "
-        "results) and engine (the default search engine: auto, lexical, bm25, dense, hybrid).",
+        "results), engine (the default search engine: auto, lexical, bm25, dense, hybrid) and "
+        "advice.semantic, advice.sqlite (true or false: the hints shown on a terminal once a "
+        "day).",
     )
-    p.add_argument("action", choices=("get", "set", "unset", "list"), help="what to do")
-    p.add_argument("name", nargs="?", help="the setting: llm, limit or engine")
+    p.add_argument(
+        "action",
+        metavar="{get,set,unset,list}",
+        help="what to do; or a setting's name, as git config: 'boost config advice.sqlite false'",
+    )
+    p.add_argument(
+        "name",
+        nargs="?",
+        help="the setting: llm, llm.provider, limit, engine, advice.semantic, advice.sqlite",
+    )
     p.add_argument("value", nargs="?", help="with set: the new value")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""tmux captures at 80 columns of what a user sees: reindex progress, search, taps, install.
+"""tmux captures at 80 columns of what a user sees: reindex progress, search, taps, install,
+audit.
 
     python scripts/captures_80col.py --home DIR [--out FILE] [--width 80]
 
@@ -29,8 +30,8 @@ DONE = "__capture_done__"
 
 SCENES: Sequence[Tuple[str, str, Sequence[str]]] = (
     (
-        "boost search (long ids cut after '/' or ':', never mid-word; same file vs similar; "
-        "the origin's copy shown)",
+        "boost search (an id too long for its rank line gets a line of its own, whole when "
+        "it fits; same file vs similar; the origin's copy shown)",
         "search",
         (
             "boost search 'write a good commit message' --no-llm -n 5",
@@ -49,6 +50,11 @@ SCENES: Sequence[Tuple[str, str, Sequence[str]]] = (
             " boost install anthropics__skills:pdf --agent agents --user --dry-run;"
             " boost install github__awesome-copilot:gitmoji --name ../evil",
         ),
+    ),
+    (
+        "boost audit (medium and worse, the rest counted; wrapped at words)",
+        "audit",
+        ("boost audit j4flmao__agent-skills", "boost audit PramodDutta__qaskills"),
     ),
 )
 

@@ -256,7 +256,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if "one-tap" in steps:
         raw["one_tap_name"] = change_one_tap(args.work, env)
         raw["one_tap"] = json_run([*cmd, "reindex", "--dense", "--json"], env)
-    queries = dev_queries()
+    # Written before the query steps too: a build measured is not lost to a later step.
+    out_path.write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
+    queries = dev_queries() if {"cold", "warm"} & set(steps) else []
     if "cold" in steps:
         raw["cold"] = cold(env, queries, args.cold_runs)
     if "warm" in steps:

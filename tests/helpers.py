@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "registry"
@@ -115,3 +115,65 @@ description: {description}
 
 def skill(name: str, description: str, body: str = "Steps go here.") -> str:
     return SKILL.format(name=name, description=description, body=body)
+
+
+def run_boost_tty(
+    args: List[str],
+    home: Path,
+    env: Optional[Dict[str, Optional[str]]] = None,
+    columns: int = 80,
+    timeout: float = 120,
+) -> Tuple[int, str, str]:
+    """Run the real CLI with stdout and stderr each on its own pseudo-terminal ``columns``
+    wide (what a person at a terminal sees): (exit code, stdout, stderr), ``\\r\\n`` as
+    ``\\n``. A variable set to None in ``env`` is removed."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+    import time
+
+    pairs = [pty.openpty(), pty.openpty()]
+    for _, slave in pairs:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    full_env = {
+        **os.environ,
+        "BOOST_HOME": str(home),
+        "COLUMNS": str(columns),
+        "TERM": "xterm",
+    }
+    for key, value in (env or {}).items():
+        if value is None:
+            full_env.pop(key, None)
+        else:
+            full_env[key] = value
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "boost_cli", *args],
+        env=full_env,
+        stdin=subprocess.DEVNULL,
+        stdout=pairs[0][1],
+        stderr=pairs[1][1],
+        cwd=str(ROOT),
+    )
+    for _, slave in pairs:
+        os.close(slave)
+    chunks: Dict[int, List[bytes]] = {master: [] for master, _ in pairs}
+    open_fds = set(chunks)
+    deadline = time.monotonic() + timeout
+    while open_fds and time.monotonic() < deadline:
+        ready, _, _ = select.select(list(open_fds), [], [], 0.2)
+        for fd in ready:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # EIO: the child closed its end
+                data = b""
+            if data:
+                chunks[fd].append(data)
+            else:
+                open_fds.discard(fd)
+    code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    for master, _ in pairs:
+        os.close(master)
+    out, err = (b"".join(chunks[m]).decode().replace("\r\n", "\n") for m, _ in pairs)
+    return code, out, err

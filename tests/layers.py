@@ -31,6 +31,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.http_serve",
             "boost_cli.core.bundlefile",
             "boost_cli.core.settings",
+            "boost_cli.core.advice",
         ),
     ),
     (

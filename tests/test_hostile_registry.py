@@ -77,7 +77,10 @@ def test_show_escapes_names_and_paths(hostile_home: Path) -> None:
     r = run_boost(["show", f"evil:clear{CSI_CLEAR}me"], hostile_home)
     assert r.returncode == 0, r.stderr
     assert_terminal_safe(r.stdout)
-    assert r.stdout.startswith("# evil:clear\\x1b[2J\\x1b[Hme [skill]\n")
+    # the id percent-escapes what a terminal would run (issue 33: one word, safe to paste)
+    assert r.stdout.startswith("# evil:clear%1B%5B2J%1B%5BHme [skill]\n")
+    again = run_boost(["show", "evil:clear%1B%5B2J%1B%5BHme", "--json"], hostile_home)
+    assert json.loads(again.stdout)["name"] == f"clear{CSI_CLEAR}me"
     bidi = run_boost(["show", f"evil:evil{BIDI}dm"], hostile_home)
     assert bidi.returncode == 0, bidi.stderr
     assert_terminal_safe(bidi.stdout)
@@ -110,7 +113,7 @@ def test_taps_warnings_update_and_errors_are_escaped(tmp_path: Path, hostile_hom
     amb = run_boost(["show", f"clear{CSI_CLEAR}me"], hostile_home)
     assert amb.returncode == 3
     assert_terminal_safe(amb.stderr)
-    assert "evil:clear\\x1b[2J\\x1b[Hme" in amb.stderr  # one candidate a line, escaped
+    assert "\n  evil:clear%1B%5B2J%1B%5BHme\n" in amb.stderr  # one candidate a line, its id
 
 
 def test_reranker_reasons_are_escaped(example_repo: Path, tmp_path: Path) -> None:

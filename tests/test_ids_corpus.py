@@ -120,3 +120,26 @@ def test_mcp_ids_match_the_cli(corpus_home: Path) -> None:
     ids = [h["id"] for h in result]
     assert len(ids) == len(set(ids))
     assert set(ids) <= {h["id"] for h in cli} | {a for h in cli for a in h["also_in"]}
+
+
+def test_every_entrys_id_is_one_word_that_resolves_to_it(
+    corpus_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 item 8: 966 of the corpus's names hold spaces; every id (not only those a
+    dev query prints) is one shell word and `lookup.find` gives back exactly its entry."""
+    from boost_cli.core import lookup, registry
+
+    monkeypatch.setenv("BOOST_HOME", str(corpus_home))
+    snaps = registry.snapshots()
+    entries = [(s.name, e) for s in snaps for e in s.entries]
+    assert sum(any(c.isspace() for c in e.name) for _, e in entries) > 900
+    problems = []
+    for tap, e in entries:
+        ident = e.qualified_name
+        if ident.split() != [ident] or any(c in ident for c in "'\"()$`;&|<>*?"):
+            problems.append(f"{ident!r} is not one plain word")
+            continue
+        snap, found = lookup.find(snaps, ident)
+        if (snap.name, found.path) != (tap, e.path):
+            problems.append(f"{ident} resolves to {snap.name}:{found.path}")
+    assert not problems, "\n".join(problems[:20])

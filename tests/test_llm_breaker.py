@@ -115,6 +115,8 @@ def test_config_limit_and_engine(setup) -> None:
         "limit": 2,
         "engine": "lexical",
         "enrich.allow_egress": False,
+        "advice.semantic": True,
+        "advice.sqlite": True,
     }
     assert run_boost(["config", "unset", "limit"], home).returncode == 0
     assert run_boost(["config", "get", "limit"], home).stdout.strip() == "10"

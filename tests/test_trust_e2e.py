@@ -193,8 +193,41 @@ def test_show_json_has_the_findings(home: Path) -> None:
     ]
 
 
-def test_audit_lists_every_finding_and_exits_1_on_high(home: Path) -> None:
+def test_audit_lists_medium_and_worse_and_counts_the_rest(home: Path) -> None:
+    # issue 33 item 11: 83% of the corpus's 7,594 lines were info "links to …"
     r = run_boost(["audit"], home)
+    assert r.returncode == 1, r.stderr
+    lines = r.stdout.splitlines()
+    assert [line.split(": ")[1].split()[0] for line in lines[:-1]] == ["high"] * 5 + ["medium"]
+    assert lines[-1] == (
+        "10 findings in 2 taps: 5 high, 1 medium, 1 low, 3 info "
+        "(4 below medium not listed: --all lists them)"
+    )
+    assert r.stderr == ""
+    low = run_boost(["audit", "--min-severity", "low"], home)
+    assert len(low.stdout.splitlines()) == 8 and "(3 below low not listed" in low.stdout
+
+
+def test_audit_counts_what_it_does_not_list_even_when_it_lists_nothing(tmp_path: Path) -> None:
+    src = make_repo(
+        tmp_path / "src2",
+        {
+            "skills/with-script/SKILL.md": _skill("with-script", "Run `go.sh`."),
+            "skills/with-script/go.sh": "#!/bin/sh\necho go\n",
+        },
+    )
+    home = tmp_path / "home"
+    assert run_boost(["tap", str(src), "--name", "quiet"], home).returncode == 0
+    r = run_boost(["audit"], home)
+    assert r.returncode == 0
+    assert r.stdout == (
+        "1 finding in 1 tap: 0 high, 0 medium, 0 low, 1 info "
+        "(1 below medium not listed: --all lists them)\n"
+    )
+
+
+def test_audit_all_lists_every_finding_and_exits_1_on_high(home: Path) -> None:
+    r = run_boost(["audit", "--all"], home)
     assert r.returncode == 1, r.stderr
     lines = r.stdout.splitlines()
     assert (
@@ -206,7 +239,7 @@ def test_audit_lists_every_finding_and_exits_1_on_high(home: Path) -> None:
         in lines
     )
     assert f"hostile:{SCRIPT}: info script: a script shipped beside the skill" in lines
-    assert lines[-1].startswith("10 findings in 2 taps: 5 high, 1 medium, 1 low, 3 info")
+    assert lines[-1] == "10 findings in 2 taps: 5 high, 1 medium, 1 low, 3 info"
     severities = [line.split(": ")[1].split()[0] for line in lines[:-1]]
     assert severities == sorted(severities, key=["high", "medium", "low", "info"].index)
     assert AWS_KEY not in r.stdout
@@ -350,3 +383,41 @@ def test_audit_finds_a_name_posing_as_another_taps(tmp_path: Path) -> None:
         "'team' but is not it — dep1oy-helper"
     )
     assert run_boost(["audit", "team"], home).returncode == 0
+
+
+def test_audit_reads_a_capital_i_as_a_lowercase_l(tmp_path: Path) -> None:
+    # issue 33 item 11: `xIsx` (capital I) for Anthropic's `xlsx` was missed
+    team = make_repo(tmp_path / "team", {"skills/sheet/SKILL.md": _skill("sheet-tools", "Go.")})
+    other = make_repo(
+        tmp_path / "other",
+        {
+            "skills/x/SKILL.md": _skill("xIsx", "Read spreadsheets."),
+            "skills/z/SKILL.md": _skill("AI-notes", "Notes."),  # an I that poses as nothing
+        },
+    )
+    home = tmp_path / "home"
+    for src, name in ((team, "team"), (other, "other")):
+        assert run_boost(["tap", str(src), "--name", name], home).returncode == 0
+    r = run_boost(["audit", "other"], home)
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[0] == (
+        "other:skills/x/SKILL.md: high lookalike: the name reads as 'xlsx' but is not it — xIsx"
+    )
+    assert "AI-notes" not in r.stdout
+    shown = run_boost(["show", "other:xIsx"], home)
+    assert "high lookalike" in shown.stdout
+
+
+def test_audit_reads_a_capital_i_as_l_across_taps(tmp_path: Path) -> None:
+    team = make_repo(tmp_path / "team", {"skills/a/SKILL.md": _skill("lint-fixer", "Fix.")})
+    other = make_repo(tmp_path / "other", {"skills/b/SKILL.md": _skill("Iint-fixer", "Fix.")})
+    home = tmp_path / "home"
+    for src, name in ((team, "team"), (other, "other")):
+        assert run_boost(["tap", str(src), "--name", name], home).returncode == 0
+    r = run_boost(["audit"], home)
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == [
+        "other:skills/b/SKILL.md: high lookalike: the name reads as 'lint-fixer' in tap 'team' "
+        "but is not it — Iint-fixer",
+        "1 finding in 2 taps: 1 high, 0 medium, 0 low, 0 info",
+    ]

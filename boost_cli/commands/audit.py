@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import List, Tuple
 
-from boost_cli.commands.render import detail, emit_json, out
+from boost_cli.commands.render import detail, emit_json, say
 from boost_cli.core import registry, trust, trust_names, trust_scan
 
 
@@ -42,17 +42,19 @@ def cmd_audit(args: argparse.Namespace) -> int:
         emit_json({"taps": audited, "counts": counts, "high": high, "findings": findings})
         return 1 if high else 0
     for tap_name, _, f in sorted(shown, key=lambda x: (trust.sort_key(x[2]), x[0])):
-        out(trust_scan.audit_line(tap_name, f))
+        # one line per finding into a pipe (grep); on a terminal wrapped at words, later
+        # lines indented (the terminal's own wrap cut words and paths)
+        say(trust_scan.audit_line(tap_name, f), indent="    ")
     total = sum(counts.values())
     summary = ", ".join(f"{n} {s}" for s, n in counts.items())
     hidden = total - len(shown)
     line = (
         f"{total} finding{'' if total == 1 else 's'} in {len(audited)} "
         f"tap{'' if len(audited) == 1 else 's'}: {summary}"
-        + (f" ({hidden} below {args.severity} not shown)" if hidden else "")
+        + (f" ({hidden} below {args.severity} not listed: --all lists them)" if hidden else "")
     )
-    if shown:
-        out(line)
+    if total:
+        say(line, indent="  ")  # the count of what is not listed is part of the answer
     else:
         detail(line)
     return 1 if high else 0

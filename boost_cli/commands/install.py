@@ -4,9 +4,9 @@ where an agent loads it, and keep track of it (`core/install`)."""
 from __future__ import annotations
 
 import argparse
-from typing import List
+from typing import List, Optional, Sequence
 
-from boost_cli.commands.render import emit_json, err, note, out, short, table, width
+from boost_cli.commands.render import emit_json, err, id_lines, note, out, short, table, width
 from boost_cli.core.errors import UsageError
 from boost_cli.core.install import apply, plan
 from boost_cli.core.text import printable
@@ -155,7 +155,7 @@ def _records(args: argparse.Namespace, only_outdated: bool) -> int:
         ]
         for s in shown
     ]
-    out(table(rows, ["INSTALLED AS", "ID", "COMMIT", "STATE"], columns=width(), wrap_cols=(1, 0)))
+    out(installed_table(rows, width()))
     if any(s.state == "outdated" for s in shown):
         note("upgrade with 'boost install --upgrade' (all) or 'boost install --upgrade ID'")
     return 0
@@ -167,3 +167,30 @@ def cmd_installed(args: argparse.Namespace) -> int:
 
 def cmd_outdated(args: argparse.Namespace) -> int:
     return _records(args, only_outdated=True)
+
+
+def installed_table(rows: Sequence[Sequence[str]], columns: Optional[int]) -> str:
+    """INSTALLED AS, ID, COMMIT, STATE; when that does not fit ``columns``, each id goes
+    whole under its row (an id squeezed into a narrow column took a line per ten
+    characters, cut mid-word); when even the row without its id does not fit, each item
+    is a block: where, then commit and state, then the id."""
+    headers = ["INSTALLED AS", "ID", "COMMIT", "STATE"]
+    full = table(rows, headers)
+    if columns is None or max(len(line) for line in full.split("\n")) <= columns:
+        return full
+    narrow = table([[r[0], r[2], r[3]] for r in rows], ["INSTALLED AS", "COMMIT", "STATE"])
+    lines = narrow.split("\n")
+    out_lines: List[str] = []
+    if max(len(line) for line in lines) <= columns:
+        out_lines += [lines[0], "    ID"]
+        for line, row in zip(lines[1:], rows):
+            out_lines += [line, *id_lines(printable(row[1]), columns)]
+        return "\n".join(out_lines)
+    out_lines += ["INSTALLED AS", "    COMMIT  STATE", "    ID"]
+    for row in rows:
+        out_lines += [
+            *id_lines(printable(row[0]), columns, ""),
+            f"    {printable(row[2])}  {printable(row[3])}",
+            *id_lines(printable(row[1]), columns),
+        ]
+    return "\n".join(out_lines)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence
 
 from boost_cli.commands.render import (
     Status,
+    advise,
     duration,
     emit_json,
     err,
@@ -79,7 +80,10 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         for text in _enrich_lines(enriched):
             say(text, indent="  ")
     if "dense" in result:
-        out(_dense_line(result["dense"]))
+        say(_dense_line(result["dense"]), indent="  ")
+        why = result["dense"].get("backend_note")
+        if why:  # the exact scan gives the same results: a hint, not a problem
+            advise("sqlite", lambda: f"note: {why}")
     if synced is not None:
         if synced.changed:
             out(synced.summary())
@@ -145,6 +149,11 @@ def _dense(args: argparse.Namespace, snaps: Sequence[TapSnapshot], line: Status)
         snaps, embedder, unit, force=args.force, progress=progress("embedding", line)
     )
     d: Dict[str, Any] = report.to_dict()
+    # Where the texts went, for the report's words: a model in this process, a server on
+    # this machine, or a provider elsewhere.
+    d["where"] = (
+        "in process" if embedder.spec.in_process else "remote" if embedder.is_remote else "local"
+    )
     backend, note = dense.backend_status()
     if backend != "sqlite-vec":
         d["backend_note"] = note
@@ -154,10 +163,14 @@ def _dense(args: argparse.Namespace, snaps: Sequence[TapSnapshot], line: Status)
 def _dense_line(d: Dict[str, Any]) -> str:
     if d.get("error"):
         return f"Dense index not built: {d['error']}"
+    went = {
+        "in process": "embedded in process",
+        "local": f"sent to {d.get('provider')} on this machine",
+    }.get(str(d.get("where")), "sent to the provider")
     return (
         f"Dense index ({d.get('provider')}/{d.get('model')}, {d.get('unit')} vectors, {d.get('backend')} store): "
-        f"{d.get('texts')} texts, {d.get('sent')} sent to the provider, {d.get('seconds', 0):.1f} s"
-        + (f"\n  note: {d['backend_note']}" if d.get("backend_note") else "")
+        f"{d.get('texts')} texts, {d.get('sent')} {went} (the rest from the cache), "
+        f"{d.get('seconds', 0):.1f} s"
     )
 
 

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any, Callable, List, Mapping, Optional, Sequence
 
+from boost_cli.core import advice
 from boost_cli.core.models import KINDS
 from boost_cli.core.text import ELLIPSIS, printable
 from boost_cli.core.tokenize import tokenize
@@ -82,6 +83,18 @@ def note(text: str) -> None:
         return
     for line in wrap(text, "  ", columns, first=""):
         err(line)
+
+
+def advise(name: str, text: Callable[[], str]) -> bool:
+    """A hint (`core.advice`): a `note` only for a person at a terminal (stdout and stderr
+    both ttys: nothing extra when the output is piped), without ``-q``, when the setting
+    ``advice.<name>`` is on and the hint was not shown in the last day. ``text`` is called
+    only then (composing a hint may cost imports). Whether it was shown."""
+    if quiet() or not (_isatty(sys.stdout) and _isatty(sys.stderr)) or not advice.due(name):
+        return False
+    note(text())
+    advice.shown(name)
+    return True
 
 
 def detail(text: str) -> None:
@@ -191,6 +204,17 @@ def fold(line: str, columns: Optional[int], indent: str = "") -> List[str]:
         line = indent + line[cut + 1 :]
     out.append(line)
     return out
+
+
+def id_lines(ident: str, columns: Optional[int], indent: str = "    ") -> List[str]:
+    """An id on a line of its own, whole so it copies as one: under ``indent`` when it fits
+    there, else from the first column when it fits the width, else `fold`ed (cut only
+    after a ``/`` or ``:``: a line the terminal wraps breaks mid-word)."""
+    if columns is None or len(indent) + len(ident) <= columns:
+        return [indent + ident]
+    if len(ident) <= columns:
+        return [ident]
+    return fold(indent + ident, columns, indent)
 
 
 def say(text: str, indent: str = "  ", first: str = "") -> None:

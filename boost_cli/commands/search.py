@@ -12,11 +12,13 @@ from boost_cli.commands.render import (
     BOLD,
     DIM,
     NORMAL,
+    advise,
     color_enabled,
     detail,
     emit_json,
     err,
     fold,
+    id_lines,
     mark_terms,
     note,
     out,
@@ -56,9 +58,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     wants_uri = args.explain or (keys is None or "uri" in keys)
     skills = skillmap.for_entries(h.entry for h in result.hits) if wants_uri else None
     if result.keyword_bound and result.hits and not quiet():
-        # Composed only when shown: it resolves the embedder (`semantic_fix`), which
-        # imports the embedding package (~10 ms of a cold search).
-        note(f"note: {search.semantic_hint()}")
+        # A hint for a person at a terminal, once a day (`advise`); composed only when
+        # shown: it resolves the embedder (`semantic_fix`), which imports the embedding
+        # package (~10 ms of a cold search).
+        advise("semantic", lambda: f"note: {search.semantic_hint()}")
     view = trust_scan.View(taps)
     if getattr(args, "format", None):
         for line in format_lines(args.format, result.hits, taps, skills, view):
@@ -86,6 +89,9 @@ def cmd_search(args: argparse.Namespace) -> int:
                 say(line, " " * (len(line) - len(line.lstrip()) + 2))
             for line in render_served(result.hits, skills):
                 say(printable(line), "    ")
+            why = ((result.diagnostics.get("index") or {}).get("dense") or {}).get("backend_note")
+            if why:  # the exact scan gives the same results: a hint, not a problem
+                advise("sqlite", lambda: f"note: {why}")
     detail(_summary(result.diagnostics))
     return 1 if args.exit_status and not result.hits else 0
 
@@ -179,14 +185,17 @@ def render_hits(
         if mark:
             tail += f"  {mark}"
         head = f"{rank:2d}. {name}  {tail}"
-        # A long id keeps the rank's line (cut only after a '/' or ':'); the kind and match
-        # go under it.
+        # A long id keeps the rank's line (cut only after a '/' or ':'), the kind and match
+        # under it; but an id that fits the width only without the rank gets a line of its
+        # own, whole (so it copies as one), under the rank, kind and match.
         if columns is None or len(head) <= columns:
             lines = [head]
+        elif len(head) - len(tail) - 2 > columns and len(name) <= columns:
+            lines = [f"{rank:2d}. {tail}", *id_lines(name, columns, indent)]
         else:
             lines = [*fold(head[: -len(tail) - 2], columns, indent), indent + tail]
-        for i, line in enumerate(lines):
-            out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if i == 0 else line)
+        for line in lines:
+            out(line.replace(name, paint(name, BOLD, style, NORMAL), 1) if name in line else line)
         if h.why:
             # An LLM's summary written at index time is never shown as the skill's words.
             why = f"(enrichment) {h.why}" if h.why_source == "enrichment" else h.why
@@ -266,8 +275,6 @@ def render_explain(d: Dict[str, Any]) -> str:
                 else ""
             )
         )
-        if dense.get("backend_note"):
-            lines.append(f"  {dense['backend_note']}")
     shown = d.get("rerank_candidates")
     lines.append(
         f"candidates: {d.get('candidates')} distinct files retrieved"

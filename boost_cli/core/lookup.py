@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from boost_cli.core import registry, trust_scan
 from boost_cli.core.errors import (
@@ -16,7 +16,7 @@ from boost_cli.core.errors import (
     NotFoundError,
     UsageError,
 )
-from boost_cli.core.models import MAX_FILE_BYTES, Entry, TapSnapshot
+from boost_cli.core.models import MAX_FILE_BYTES, Entry, TapSnapshot, id_part, unescape_id
 
 
 @dataclass(frozen=True)
@@ -82,25 +82,39 @@ def find(snapshots: Sequence[TapSnapshot], name: str) -> Tuple[TapSnapshot, Entr
     A bare name matching entries in several places raises AmbiguousError listing them;
     byte-identical copies of one file do not count as ambiguity (the first tap wins).
     """
+    plain = unescape_id(name)
+    if plain is not None:  # an id as boost prints it (`id_part`): what it stands for first
+        try:
+            return _find(snapshots, plain)
+        except NotFoundError:
+            pass  # else a name that merely looks escaped: as it is, below
+    return _find(snapshots, name)
+
+
+def _find(snapshots: Sequence[TapSnapshot], name: str) -> Tuple[TapSnapshot, Entry]:
     head, colon, rest = name.partition(":")
     if colon and any(s.name == head for s in snapshots):
         matches = _matches([s for s in snapshots if s.name == head], rest)
         if not matches:  # maybe a bare name that starts like a tap: "tap:x" named so
             matches = _matches(snapshots, name)
     elif colon and not _named_anywhere(snapshots, name):
-        raise NotFoundError(f"no tap named {head!r}", "see 'boost taps' for the tapped registries")
+        raise registry.no_such_tap(head, (s.name for s in snapshots))
     else:
         matches = _matches(snapshots, name)
     if not matches:
+        close = _closest(snapshots, name)
         raise NotFoundError(
-            f"no skill, rule or workflow named {name!r}", "find one with 'boost search QUERY'"
+            f"no skill, rule or workflow named {name!r}",
+            f"did you mean {close!r}? (or find one with 'boost search QUERY')"
+            if close
+            else "find one with 'boost search QUERY'",
         )
     if len(matches) > 1:
         texts = {s.text(e) for s, e in matches[:50]}
         if len(texts) > 1 or len(matches) > 50:
             cands = sorted(
                 {
-                    f"{e.tap}:{e.path}" if _dup_name(matches, e) else e.qualified_name
+                    f"{e.tap}:{id_part(e.path)}" if _dup_name(matches, e) else e.qualified_name
                     for _, e in matches
                 }
             )
@@ -125,6 +139,26 @@ def _matches(pool: Sequence[TapSnapshot], bare: str) -> List[Tuple[TapSnapshot, 
         lowered = bare.lower()
         matches = [(snap, e) for snap in pool for e in snap.entries if e.name.lower() == lowered]
     return matches
+
+
+def _closest(snapshots: Sequence[TapSnapshot], name: str) -> Optional[str]:
+    """The id of the entry whose name is nearest to the mistyped ``name`` (`difflib`, case
+    folded; within the tap ``name`` names, if it names one), or None when none is close."""
+    import difflib  # only on this error path
+
+    head, colon, rest = name.partition(":")
+    named = [s for s in snapshots if colon and s.name == head]
+    pool, want = (named, rest) if named else (list(snapshots), name)
+    ids: Dict[str, List[Entry]] = {}
+    for s in pool:
+        for e in s.entries:
+            ids.setdefault(e.name.lower(), []).append(e)
+    close = difflib.get_close_matches(want.lower(), list(ids), n=1, cutoff=0.75)
+    if not close:
+        return None
+    found = ids[close[0]]
+    # one entry by that name: its id; several: the bare name (show lists them)
+    return found[0].qualified_name if len(found) == 1 else id_part(found[0].name)
 
 
 def _dup_name(matches: Sequence[Tuple[TapSnapshot, Entry]], entry: Entry) -> bool:

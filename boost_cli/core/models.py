@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
@@ -14,6 +16,40 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 KINDS = ("skill", "rule", "workflow")
 _NON_WORD = re.compile(r"[^\w]+")
 ENGINES = ("lexical", "bm25", "dense", "hybrid")  # the retrievers `retrieval.get_retriever` offers
+
+
+# ASCII punctuation an id keeps as it is: safe unquoted in a shell word, in a URL path, and
+# as one whitespace-separated field (`fzf {1}`, `awk '{print $1}'`).
+_ID_PUNCT = frozenset("-_.:/@+,=")
+
+
+def _id_char(ch: str) -> str:
+    if ch.isascii():
+        keep = ch.isalnum() or ch in _ID_PUNCT
+    else:  # letters of any script stay readable; spaces, controls and invisibles do not
+        keep = unicodedata.category(ch)[0] not in "CZ"
+    return ch if keep else "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
+
+
+def id_part(text: str) -> str:
+    """``text`` (an entry's name or path) as an id shows it: every space, control or
+    invisible character, ``%`` and shell-special punctuation percent-escaped as its UTF-8
+    bytes (``My Skill`` → ``My%20Skill``), so an id is one word that pastes into a shell and
+    splits on white space. `unescape_id` reads it back exactly."""
+    return "".join(map(_id_char, text))
+
+
+def unescape_id(text: str) -> Optional[str]:
+    """What the escaped id ``text`` stands for, or None when ``text`` is not one (it holds
+    no ``%``, or it is not what `id_part` writes: ``100%`` is a plain name)."""
+    if "%" not in text:
+        return None
+    try:
+        plain = urllib.parse.unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    head, colon, rest = plain.partition(":")
+    return plain if f"{head}{colon}{id_part(rest)}" == text else None
 
 
 @dataclass(frozen=True)
@@ -43,8 +79,9 @@ class Entry:
     @property
     def qualified_name(self) -> str:
         """The id search prints and `lookup.find` resolves to exactly this entry:
-        ``tap:name``, or ``tap:path`` when the name repeats within the tap."""
-        return f"{self.tap}:{self.path}" if self.by_path else f"{self.tap}:{self.name}"
+        ``tap:name``, or ``tap:path`` when the name repeats within the tap, escaped by
+        `id_part` (one shell word, no white space)."""
+        return f"{self.tap}:{id_part(self.path if self.by_path else self.name)}"
 
     @property
     def listing_key(self) -> str:

@@ -110,6 +110,11 @@ def enrich_path() -> Path:
     return _under("cache/enrich.sqlite")
 
 
+def advice_path() -> Path:
+    """When each hint (`advice`) was last shown on a terminal."""
+    return _under("cache/advice.json")
+
+
 def locks_dir() -> Path:
     """Lock files (see `lock`): one for the config, one per tap."""
     return boost_home() / "locks"

@@ -183,6 +183,22 @@ def invalid_names() -> List[str]:
     return sorted(n for n in config.load()["taps"] if not paths.is_tap_name(n))
 
 
+def no_such_tap(name: str, known: Iterable[str]) -> NotFoundError:
+    """The error for an unknown tap name, with the nearest tapped name when one is close
+    (`difflib`, case folded: ``obra__superpower`` → ``obra__superpowers``)."""
+    import difflib  # only on this error path: a search never pays for it
+
+    names = sorted(known)
+    lowered = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.75)
+    fix = (
+        f"did you mean {lowered[close[0]]!r}? ('boost taps' lists them)"
+        if close
+        else "see 'boost taps' for the tapped registries"
+    )
+    return NotFoundError(f"no tap named {name!r}", fix)
+
+
 def require_taps(names: Sequence[str] = ()) -> List[TapInfo]:
     """Every tap; raises NoTapsError when there is none and NotFoundError for an unknown name."""
     taps = list_taps()
@@ -191,9 +207,7 @@ def require_taps(names: Sequence[str] = ()) -> List[TapInfo]:
     known = {t.name for t in taps}
     for name in names:
         if name not in known:
-            raise NotFoundError(
-                f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
-            )
+            raise no_such_tap(name, known)
     return taps
 
 
@@ -207,7 +221,7 @@ def trust_view() -> trust_scan.View:
 def get_tap(name: str) -> TapInfo:
     cfg = config.load()
     if name not in cfg["taps"] or not paths.is_tap_name(name):
-        raise NotFoundError(f"no tap named {name!r}", "see 'boost taps' for the tapped registries")
+        raise no_such_tap(name, cfg["taps"])
     return _info(name, cfg["taps"][name])
 
 
@@ -442,9 +456,7 @@ def remove(name: str) -> TapInfo:
     if not paths.is_tap_name(name):
         with config.edit(keep_bad=True) as cfg:
             if name not in cfg["taps"]:
-                raise NotFoundError(
-                    f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
-                )
+                raise no_such_tap(name, cfg["taps"])
             return _lenient_info(name, cfg["taps"].pop(name))
     tidy()
     with _tap_lock(name):
@@ -452,9 +464,7 @@ def remove(name: str) -> TapInfo:
         # other command refuse the config: this is how it is repaired.
         with config.edit(keep_bad=True) as cfg:
             if name not in cfg["taps"]:
-                raise NotFoundError(
-                    f"no tap named {name!r}", "see 'boost taps' for the tapped registries"
-                )
+                raise no_such_tap(name, cfg["taps"])
             info = _lenient_info(name, cfg["taps"].pop(name))
         catalog.drop_cache(name)
         trust_scan.drop(name)

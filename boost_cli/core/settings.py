@@ -3,8 +3,8 @@
 ``llm`` (on | off: off is the persistent ``--no-llm``, like ``BOOST_NO_LLM=1``),
 ``llm.provider`` (auto or a provider's name, like ``BOOST_LLM_PROVIDER``), ``limit``
 (the default number of search results), ``engine`` (the default engine: auto or one of
-`models.ENGINES`) and ``enrich.allow_egress`` (the saved consent of `boost reindex
---enrich --allow-egress`). Each value is checked when set and again when read (a hand-edited config
+`models.ENGINES`), ``enrich.allow_egress`` (the saved consent of `boost reindex
+--enrich --allow-egress`) and the ``advice.*`` hints (true | false, like git's). Each value is checked when set and again when read (a hand-edited config
 with a wrong value gives the default and never a crash).
 """
 
@@ -52,11 +52,11 @@ def _llm_provider(text: str) -> str:
     return value
 
 
-def _flag(text: str) -> bool:
+def _bool(text: str) -> bool:
     value = text.strip().lower()
-    if value in ("on", "true", "1", "yes"):
+    if value in ("true", "on", "1", "yes"):
         return True
-    if value in ("off", "false", "0", "no"):
+    if value in ("false", "off", "0", "no"):
         return False
     raise ValueError("true or false")
 
@@ -86,9 +86,20 @@ KNOWN: Mapping[str, Tuple[Callable[[str], Any], Any, str]] = {
     "limit": (_limit, 10, "how many results boost search shows by default (1-100)"),
     "engine": (_engine, "auto", f"the default search engine: auto, {', '.join(ENGINES)}"),
     "enrich.allow_egress": (
-        _flag,
+        _bool,
         False,
         "let 'boost reindex --enrich' send skill text to a remote LLM (like --allow-egress)",
+    ),
+    # Hints (git's advice.*): shown on a terminal at most once a day per home (`advice`).
+    "advice.semantic": (
+        _bool,
+        True,
+        "hint after a search ranked by your words alone how to search by meaning (false: never)",
+    ),
+    "advice.sqlite": (
+        _bool,
+        True,
+        "hint how to get the sqlite-vec store when the exact scan stands in (false: never)",
     ),
 }
 

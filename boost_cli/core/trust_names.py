@@ -89,6 +89,17 @@ def skeleton(name: str) -> str:
     return out.replace("rn", "m")
 
 
+def readings(name: str) -> Tuple[str, ...]:
+    """Every way ``name`` reads: its `skeleton`, and, when it holds a capital ``I``, the
+    skeleton with that ``I`` read as a lowercase ``l`` (``xIsx`` for ``xlsx``: the two are
+    one glyph in many sans-serif fonts, and case folding alone would read ``xisx``)."""
+    first = skeleton(name)
+    if "I" not in name:
+        return (first,)
+    second = skeleton(name.replace("I", "l"))
+    return (first,) if second == first else (first, second)
+
+
 def _folded(name: str) -> str:
     return re.sub(r"[\s_]+", "-", name.casefold().strip())
 
@@ -124,8 +135,8 @@ def lookalike(name: str, file: str, known: Iterable[str] = WELL_KNOWN) -> List[F
     shown = escape(clip(plain, EXCERPT_CHARS))
     folded = _folded(plain)
     if folded not in known_set:
-        sk = skeleton(plain)
-        for k in _skeletons(frozenset(known_set)).get(sk, ()):
+        table = _skeletons(frozenset(known_set))
+        for k in (k for sk in readings(plain) for k in table.get(sk, ())):
             if folded != _folded(k):
                 return [
                     Finding(
@@ -158,15 +169,16 @@ def across_taps(names: Iterable[Tuple[str, str, str]]) -> Dict[Tuple[str, str], 
     groups: Dict[str, List[Tuple[str, str, str]]] = {}
     for tap, path, name in names:
         if name.strip():
-            groups.setdefault(skeleton(name), []).append((tap, path, name))
+            for sk in readings(name):
+                groups.setdefault(sk, []).append((tap, path, name))
     out: Dict[Tuple[str, str], Finding] = {}
     for sk, members in groups.items():
         if len(members) < 2:
             continue
         for tap, path, name in members:
             folded = _folded(name)
-            if folded == sk:
-                continue  # nothing in it reads as something else
+            if folded == sk or (tap, path) in out:
+                continue  # nothing in it reads as something else, or already flagged
             others = sorted({(t, n) for t, _, n in members if t != tap and _folded(n) != folded})
             if others:
                 t, n = others[0]

@@ -26,11 +26,12 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from boost_cli.core import lookup, trust_scan
 from boost_cli.core.errors import BoostError, NotFoundError, UsageError
 from boost_cli.core.install import manifest, nofollow, plan, trust
+from boost_cli.core.models import unescape_id
 
 MAX_FILES = trust_scan.MAX_SIBLINGS  # a skill folder with more is likely a whole repository
 MAX_NOTES = 10  # files left out, named one by one; the rest counted
@@ -251,11 +252,7 @@ def uninstall(
 def _find_key(items: Dict[str, Dict], key_or_id: str) -> str:
     if key_or_id in items:
         return key_or_id
-    keys = [
-        k
-        for k, v in items.items()
-        if v.get("id") == key_or_id or k.rstrip("/").endswith("/" + key_or_id)
-    ]
+    keys = [k for k, v in items.items() if key_or_id in _names(k, v)]
     if len(keys) == 1:
         return keys[0]
     if not keys:
@@ -263,6 +260,21 @@ def _find_key(items: Dict[str, Dict], key_or_id: str) -> str:
             f"nothing installed as {key_or_id!r} here", "see 'boost installed' (--user: user-wide)"
         )
     raise UsageError(f"{key_or_id!r} is installed in several places: {', '.join(keys)}", "name one")
+
+
+def _names(key: str, record: Dict) -> Set[str]:
+    """What an installed item answers to: its id, its name in the tap (the id without
+    ``tap:``), its installed path's last part and, for a file, that part without its
+    suffixes (a command installed as ``code-explain.md`` is ``code-explain``, as a skill
+    installed as a folder is the folder's name)."""
+    ident = str(record.get("id") or "")
+    last = key.rstrip("/").rsplit("/", 1)[-1]
+    stem = last.split(".", 1)[0] if key in (record.get("files") or {}) else last
+    names = {ident, ident.partition(":")[2], last, stem} - {""}
+    plain = unescape_id(ident)
+    if plain:  # an id printed escaped answers to the name as typed too
+        names |= {plain, plain.partition(":")[2]}
+    return names
 
 
 @dataclass(frozen=True)
