@@ -337,7 +337,8 @@ def _add_outdated(sub: argparse._SubParsersAction) -> None:
         sub,
         "outdated",
         "list installed items whose tap moved on",
-        "List installed items whose files changed in their tap since they were installed.",
+        "List installed items whose files changed in their tap since they were installed."
+        " Exits 1 when there are some (as `npm outdated` does), 0 when none.",
     )
     _scope_options(p)
 
