@@ -421,9 +421,21 @@ class HybridRetriever:
                 if found is not None:
                     moved = fusion.feedback_vector(vector, found, self.feedback)
                     again = dense.by_vector(moved, depth, kind, taps)
+                    first = lexical
                     if not keywords:
                         lexical = self._widened(text, again.hits, depth, kind, taps, lexical)
                     hits = self._fuse(lexical.hits, again.hits, k)
+                    # --explain's ranks: each engine's for the user's words, then the
+                    # second searches' under their own names (not "dense #1" for a file
+                    # the words alone rank 30th).
+                    shown = {
+                        "bm25": first.hits,
+                        "dense": self._grouped(semantic.hits),
+                        "feedback": self._grouped(again.hits),
+                    }
+                    if lexical is not first:
+                        shown["widened"] = lexical.hits
+                    hits = fusion.true_ranks(hits, shown)
             except BoostError as exc:
                 notes.append(f"dense feedback skipped: {exc}")
         return Retrieved(hits, tuple(notes), related=lexical.related)
