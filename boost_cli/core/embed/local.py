@@ -89,6 +89,9 @@ class LocalModel:
     dimensions: int
     max_tokens: int = 128  # the training length (sentence_bert_config.json says 256)
     int8_products: bool = False  # run the weight-quantised products in int8 (`onnx_int8`)
+    # The cosine a file only the vectors found must reach to be shown (None: no floor):
+    # above every nonsense query's best cosine, measured (docs/dense.md, "A floor").
+    floor: Optional[float] = None
 
     @property
     def tokenizer(self) -> str:
@@ -115,6 +118,7 @@ MINILM = LocalModel(
     vocab="data/minilm/vocab.txt.gz",
     vocab_sha256="07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
     dimensions=384,
+    floor=0.46,
 )
 # The same file with its products run in int8 (`onnx_int8`): opt-in, a third less CPU.
 MINILM_Q8 = replace(MINILM, name="all-MiniLM-L6-v2-q8", int8_products=True)
@@ -144,6 +148,15 @@ def _module_dir(name: str) -> Optional[Path]:
     if spec.submodule_search_locations:
         return Path(next(iter(spec.submodule_search_locations)))
     return Path(spec.origin).parent if spec.origin else None
+
+
+def similarity_floor(config: Optional[EmbedConfig]) -> Optional[float]:
+    """The measured floor of ``config``'s model (`LocalModel.floor`); None for another
+    provider (no measurement: nothing is cut)."""
+    if config is None or config.provider != "local":
+        return None
+    model = MODELS.get(config.model)
+    return model.floor if model is not None else None
 
 
 def installed() -> bool:
