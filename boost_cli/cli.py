@@ -226,6 +226,13 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
         "tab: e.g. '{id}\\t{why}' for fzf",
     )
     p.add_argument(
+        "--min-score",
+        type=float,
+        metavar="COSINE",
+        help="with vectors: the similarity a skill only they found must reach (default: "
+        "the model's measured floor, 0.46 for the local model; 0 shows all)",
+    )
+    p.add_argument(
         "--exit-status",
         action="store_true",
         help="exit 1 when nothing matches, like grep and ripgrep (default: 0)",
@@ -366,7 +373,8 @@ def _add_outdated(sub: argparse._SubParsersAction) -> None:
         sub,
         "outdated",
         "list installed items whose tap moved on",
-        "List installed items whose files changed in their tap since they were installed.",
+        "List installed items whose files changed in their tap since they were installed."
+        " Exits 1 when there are some (as `npm outdated` does), 0 when none.",
     )
     _scope_options(p)
 

@@ -133,7 +133,9 @@ def test_the_hybrid_searches_again_from_the_moved_vector() -> None:
     assert index.embedded == ["q"] and len(index.searched) == 2
     assert index.searched[1] == pytest.approx(fusion.feedback_vector([1.0, 0.0], [0.8, 0.6]))
     assert names(got.hits) == ["top", "twin", "near-q", "far"] and got.notes == ()
-    assert got.hits[1].ranks == {"dense": 2}
+    # --explain's ranks: twin is 3rd for the words (as the dense engine alone ranks it),
+    # 2nd in the search from the moved vector.
+    assert got.hits[1].ranks == {"dense": 3, "feedback": 2}
 
 
 def test_feedback_is_skipped_with_a_note_and_the_first_fusion_kept() -> None:
@@ -246,3 +248,10 @@ def test_the_cli_lifts_the_best_hits_neighbour_that_shares_no_word_with_the_quer
     # Dense alone has no second search: the neighbour stays below the trigram match.
     dense = ids("--engine", "dense")
     assert dense.index("t:zebu-farm") < dense.index("t:stripe-artist")
+    # --explain reports each hit's true rank in the dense engine's own list (issue 33
+    # item 3: it said "dense #1" for a file the dense engine did not rank in its top 5).
+    proc = run_boost(["search", "zebra", "--json", "--no-llm", "-n", "5"], home, HASH_ENV)
+    for hit in json.loads(proc.stdout):
+        assert hit["ranks"].get("dense") == dense.index(hit["id"]) + 1, hit
+    proc = run_boost(["search", "zebra", "--explain", "--no-llm", "-n", "5"], home, HASH_ENV)
+    assert f"dense #{dense.index('t:stripe-artist') + 1}, feedback #" in proc.stdout

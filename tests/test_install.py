@@ -145,11 +145,13 @@ def test_outdated_and_upgrade(world) -> None:
     (repo / "skills/pdf-forms/extra.md").write_text("extra\n")
     new = commit_all(repo)
     assert run_boost(["update", "ex"], world["home"]).returncode == 0
-    out = json.loads(boost(world, "outdated", "--json").stdout)
-    assert [(x["id"], x["state"], x["tap_commit"]) for x in out] == [
+    r = boost(world, "outdated", "--json")
+    assert r.returncode == 1  # something is outdated: exit 1, as `npm outdated` does
+    assert [(x["id"], x["state"], x["tap_commit"]) for x in json.loads(r.stdout)] == [
         ("ex:pdf-forms", "outdated", new)
     ]
-    assert "ex:pdf-forms" in boost(world, "outdated").stdout
+    r = boost(world, "outdated")
+    assert r.returncode == 1 and "ex:pdf-forms" in r.stdout
     r = boost(world, "install", "ex:pdf-forms")
     assert r.returncode == 2 and "--upgrade" in r.stderr  # not silently replaced
     r = boost(world, "install", "--upgrade")
@@ -157,8 +159,43 @@ def test_outdated_and_upgrade(world) -> None:
     skill_dir = p / ".claude/skills/pdf-forms"
     assert (skill_dir / "reference.md").read_text() == "# Reference\nNew fields.\n"
     assert (skill_dir / "extra.md").is_file() and not (skill_dir / "scripts").exists()
-    assert json.loads(boost(world, "outdated", "--json").stdout) == []
+    r = boost(world, "outdated", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == []
     assert manifest(p)[".claude/skills/pdf-forms"]["commit"] == new
+
+
+def test_upgrade_all_carries_on_past_an_edited_item(world) -> None:
+    """Issue 33 item 4: an edited item is refused and named, the others are upgraded and
+    reported (not silently), and the command exits non-zero."""
+    p = world["project"]
+    ids = ["ex:pdf-forms", "ex:review-pr", "ex:code-reviewer"]
+    assert boost(world, "install", *ids).returncode == 0
+    repo = world["repo"]
+    (repo / "skills/pdf-forms/reference.md").write_text("# Reference\nNew fields.\n")
+    (repo / "commands/review-pr.md").write_text("---\ndescription: Review a PR\n---\nv2\n")
+    (repo / "agents/code-reviewer.md").write_text(
+        "---\nname: code-reviewer\ndescription: Reviews code\n---\nBe kinder.\n"
+    )
+    commit_all(repo)
+    assert run_boost(["update", "ex"], world["home"]).returncode == 0
+    mine = p / ".claude/commands/review-pr.md"
+    mine.write_text(mine.read_text() + "my notes\n")  # sorted between the other two
+    r = boost(world, "install", "--upgrade")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "installed ex:pdf-forms" in r.stdout and "installed ex:code-reviewer" in r.stdout
+    assert "ex:review-pr" not in r.stdout
+    assert "you edited it" in r.stderr and "1 refused: ex:review-pr" in r.stderr
+    assert "2 of 3 done" in r.stderr
+    assert "my notes" in mine.read_text()
+    assert (p / ".claude/skills/pdf-forms/reference.md").read_text().endswith("New fields.\n")
+    assert "kinder" in (p / ".claude/agents/code-reviewer.md").read_text()
+    r = boost(world, "outdated", "--json")
+    assert r.returncode == 1 and [x["id"] for x in json.loads(r.stdout)] == ["ex:review-pr"]
+    r = boost(world, "install", "--upgrade", "--json")
+    assert r.returncode == 1
+    assert [(x["id"], x["applied"], "error" in x) for x in json.loads(r.stdout)] == [
+        ("ex:review-pr", False, True)
+    ]
 
 
 def test_escape_attempts_are_refused(world, tmp_path: Path) -> None:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
+import time
 from dataclasses import replace
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any, Dict, Iterator, List
 
 import pytest
@@ -28,7 +31,8 @@ from boost_cli.core.embed import (
     provider_named,
     resolve_config,
 )
-from tests.helpers import EXAMPLES, ROOT, make_repo
+from boost_cli.core.embed.base import EmbedInterrupted
+from tests.helpers import EXAMPLES, ROOT, make_repo, skill
 
 FIXTURES = ROOT / "tests" / "fixtures" / "local"
 TINY = local.LocalModel(
@@ -464,3 +468,104 @@ def test_exported_vectors_carry_the_model_file_and_tokenizer(
         f"boost: error: example.jsonl was embedded with local tiny (model_sha256 {TINY.sha256}), "
         f"but the configured embedder has model_sha256 {'cd' * 32} — configure the embedder"
     )
+
+
+def test_ctrl_c_stops_the_workers_between_batches_and_keeps_what_they_made(
+    np: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 item 1: Ctrl-C (a KeyboardInterrupt in the main thread, as SIGINT raises)
+    while workers are inside onnxruntime's ``run``: each finishes its batch, none takes
+    another, and the call raises `EmbedInterrupted` carrying the rows made (the cache keeps
+    them), only once no worker is left running."""
+    import _thread
+
+    monkeypatch.setattr(local, "BATCH_TEXTS", 1)
+    texts = [f"skill {i} tests code" for i in range(12)]
+    want = local.LocalEmbedder(TINY, threads=1).embed(texts)
+    embedder = local.LocalEmbedder(TINY, threads=2)
+    real = embedder._session
+    calls: List[int] = []
+    returned: List[int] = []
+
+    class Slow:
+        def run(self, *args: Any) -> Any:
+            calls.append(1)
+            if len(calls) == 3:
+                _thread.interrupt_main()  # Ctrl-C while this batch is in the model
+            time.sleep(0.2)
+            result = real.run(*args)
+            returned.append(1)
+            return result
+
+    embedder._session = Slow()
+    with pytest.raises(EmbedInterrupted) as stopped:
+        embedder.embed(texts)
+    assert len(returned) == len(calls) < len(texts)  # every started batch finished
+    done = dict(stopped.value.done)
+    assert len(done) == len(calls) >= 3
+    for i, vector in done.items():
+        assert np.allclose(vector, want[i], atol=1e-6)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_reindex_dense_with_the_real_model_exits_130_and_resumes(
+    tmp_path: Path,
+) -> None:
+    """Issue 33 item 1 through the real CLI and the real model: SIGINT mid-build exits 130
+    (it aborted with 134: "GetElementType is not implemented"), keeps the vectors made,
+    and the next run embeds only the rest."""
+    import signal
+    import subprocess
+    import sys
+
+    pytest.importorskip("onnxruntime", reason=f"{EXTRA_MISSING}: onnxruntime is missing")
+    if not REAL_INSTALLED():
+        pytest.skip(f"{EXTRA_MISSING}: the model package is missing")
+    words = [
+        "parse",
+        "render",
+        "deploy",
+        "test",
+        "lint",
+        "build",
+        "index",
+        "search",
+        "query",
+        "cache",
+        "fetch",
+        "merge",
+    ]
+    files = {
+        f"skills/s{i}/SKILL.md": skill(
+            f"skill-{i}",
+            " ".join(words[(i + j) % len(words)] for j in range(8)).capitalize() + f" {i}",
+            " ".join(words[(i * j) % len(words)] for j in range(60)),
+        )
+        for i in range(1500)
+    }
+    repo = make_repo(tmp_path / "reg", files)
+    home = tmp_path / "home"
+    env = {**os.environ, "BOOST_HOME": str(home), "BOOST_EMBED_PROVIDER": "local"}
+    cmd = [sys.executable, "-m", "boost_cli"]
+    subprocess.run([*cmd, "tap", str(repo), "--name", "big"], env=env, check=True, cwd=ROOT)
+    store = home / "cache" / "vectors.sqlite"
+    proc = subprocess.Popen(
+        [*cmd, "reindex", "--dense"], env=env, cwd=ROOT, stdout=PIPE, stderr=PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while not store.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(8)  # the model loads, then embeds
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "boost: interrupted"
+    with sqlite3.connect(store) as conn:
+        kept = conn.execute("SELECT count(*) FROM cache").fetchone()[0]
+    assert 0 < kept < 1500
+    done = subprocess.run(
+        [*cmd, "reindex", "--dense", "--json"], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)["dense"]
+    assert report["texts"] == 1500 and report["sent"] == 1500 - kept

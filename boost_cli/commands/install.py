@@ -4,10 +4,10 @@ where an agent loads it, and keep track of it (`core/install`)."""
 from __future__ import annotations
 
 import argparse
-from typing import List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from boost_cli.commands.render import emit_json, err, id_lines, note, out, short, table, width
-from boost_cli.core.errors import UsageError
+from boost_cli.core.errors import BoostError, UsageError
 from boost_cli.core.install import apply, plan
 from boost_cli.core.text import printable
 
@@ -52,54 +52,88 @@ def cmd_install(args: argparse.Namespace) -> int:
         if not args.upgrade:
             raise UsageError("name an item to install", "find one with 'boost search QUERY'")
         return _upgrade_all(args)
-    results = []
-    for ident in ids:
-        results.append(
-            apply.install(
-                ident,
-                user=args.user,
-                project=args.project,
-                agent=args.agent,
-                as_name=args.name,
-                dry_run=args.dry_run,
-                force=args.force,
-                upgrade=args.upgrade,
-            )
-        )
-    if args.json:
-        emit_json([r.to_dict() for r in results])
+    jobs = [(ident, _installer(args, ident, args.agent, args.name, args.upgrade)) for ident in ids]
+    if len(jobs) == 1:  # one item: its error is the command's error, exit code and all
+        results = [jobs[0][1]()]
+        if args.json:
+            emit_json([r.to_dict() for r in results])
+        else:
+            _show_plan(results[0])
         return 0
-    for r in results:
-        _show_plan(r)
-    return 0
+    return _each(args, jobs)
+
+
+Job = Tuple[str, Callable[[], apply.Result]]  # the id to report, and the install to run
+
+
+def _installer(
+    args: argparse.Namespace, ident: str, agent: Optional[str], name: Optional[str], upgrade: bool
+) -> Callable[[], apply.Result]:
+    def run() -> apply.Result:
+        return apply.install(
+            ident,
+            user=args.user,
+            project=args.project,
+            agent=agent,
+            as_name=name,
+            dry_run=args.dry_run,
+            force=args.force,
+            upgrade=upgrade,
+        )
+
+    return run
+
+
+def _each(args: argparse.Namespace, jobs: List[Job]) -> int:
+    """Install several items: one refused (an edited file, a trust finding) does not stop
+    the others; each is reported as it is done, the refusals on stderr, and the exit code is
+    the first refusal's (like ``npm``/``pip`` over several packages, nothing done silently)."""
+    rows: List[Dict[str, Any]] = []
+    failed: List[Tuple[str, BoostError]] = []
+    done = 0
+    for ident, run in jobs:
+        try:
+            r = run()
+        except BoostError as exc:
+            failed.append((ident, exc))
+            rows.append({"id": ident, "applied": False, "error": str(exc)})
+            if not args.json:
+                err(f"boost: error: {printable(str(exc))}")
+            continue
+        done += 1
+        rows.append(r.to_dict())
+        if not args.json:
+            _show_plan(r)
+    if args.json:
+        emit_json(rows)
+    if not failed:
+        return 0
+    verb = "checked" if args.dry_run else "done"
+    err(
+        f"boost: {done} of {len(jobs)} {verb}; {len(failed)} refused: "
+        + ", ".join(printable(i) for i, _ in failed)
+    )
+    return failed[0][1].exit_code
 
 
 def _upgrade_all(args: argparse.Namespace) -> int:
     sc, items = apply.statuses(args.user, args.project)
-    results = []
+    jobs: List[Job] = []
     for st in items:
         if st.state != "outdated":
             continue
         name = st.key.rsplit("/", 1)[-1]
-        results.append(
-            apply.install(
-                f"{st.record['tap']}:{st.record['path']}",
-                user=args.user,
-                project=args.project,
-                agent=st.record.get("agent"),
-                as_name=name.rsplit(".", 1)[0] if st.record.get("kind") != "skill" else name,
-                dry_run=args.dry_run,
-                force=args.force,
-                upgrade=True,
-            )
-        )
-    if args.json:
-        emit_json([r.to_dict() for r in results])
-    elif not results:
-        err("nothing to upgrade: every installed item matches its tap")
-    for r in [] if args.json else results:
-        _show_plan(r)
-    return 0
+        ident = f"{st.record['tap']}:{st.record['path']}"
+        as_name = name.rsplit(".", 1)[0] if st.record.get("kind") != "skill" else name
+        shown = str(st.record.get("id") or ident)
+        jobs.append((shown, _installer(args, ident, st.record.get("agent"), as_name, True)))
+    if not jobs:
+        if args.json:
+            emit_json([])
+        else:
+            err("nothing to upgrade: every installed item matches its tap")
+        return 0
+    return _each(args, jobs)
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
@@ -139,7 +173,7 @@ def _records(args: argparse.Namespace, only_outdated: bool) -> int:
                 for s in shown
             ]
         )
-        return 0
+        return _outdated_code(shown, only_outdated)
     if not shown:
         where = "for you" if args.user else f"in {sc.base}"
         what = "outdated" if only_outdated else "installed"
@@ -158,7 +192,13 @@ def _records(args: argparse.Namespace, only_outdated: bool) -> int:
     out(installed_table(rows, width()))
     if any(s.state == "outdated" for s in shown):
         note("upgrade with 'boost install --upgrade' (all) or 'boost install --upgrade ID'")
-    return 0
+    return _outdated_code(shown, only_outdated)
+
+
+def _outdated_code(shown: List[apply.Status], only_outdated: bool) -> int:
+    """`boost outdated` exits 1 when something is outdated, as `npm outdated` does, so a
+    script or CI step can test it; `boost installed` lists and exits 0."""
+    return 1 if only_outdated and shown else 0
 
 
 def cmd_installed(args: argparse.Namespace) -> int:

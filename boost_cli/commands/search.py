@@ -50,6 +50,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         expand="none" if args.no_llm else "auto",
         engine=args.engine or _default_engine(),
         keywords=search.keyword_list(args.keywords),
+        min_score=args.min_score,
     )
     result = search.run(opts)
     taps = {t.name: t for t in registry.list_taps()}

@@ -321,3 +321,27 @@ def _first_scores(hits: Sequence[Hit], keys: Mapping[str, str]) -> Dict[str, flo
     for h in hits:
         out.setdefault(keys[h.entry.id], h.score)
     return out
+
+
+def true_ranks(hits: Sequence[Hit], lists: Mapping[str, Sequence[Hit]]) -> List[Hit]:
+    """``hits`` whose ``ranks[e]`` is the 1-based rank of the hit's file in ``lists[e]``
+    (distinct files, as `fuse` counts them), absent when the file is not there; other
+    ranks are kept. The hybrid's second fusion ranks the dense half from a moved vector:
+    this puts back the rank the user's words had ("dense #N" is the rank `--engine dense`
+    shows) and reports the moved search's under its own name."""
+    keys = fusion_keys({**lists, "\0fused": hits})
+    tables: Dict[str, Dict[str, int]] = {}
+    for engine, listed in lists.items():
+        table: Dict[str, int] = {}
+        for rank, hit in enumerate(distinct(listed, keys), start=1):
+            table.setdefault(keys[hit.entry.id], rank)
+        tables[engine] = table
+    out: List[Hit] = []
+    for hit in hits:
+        ranks = {k: v for k, v in hit.ranks.items() if k not in lists}
+        for engine, table in tables.items():
+            at = table.get(keys[hit.entry.id])
+            if at is not None:
+                ranks[engine] = at
+        out.append(replace(hit, ranks=ranks))
+    return out

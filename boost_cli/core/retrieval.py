@@ -247,6 +247,12 @@ class DenseStale(IndexUnavailable):
     """The vector store lacks a tap of the query's scope at its tapped commit."""
 
 
+def above(hits: Sequence[Hit], floor: Optional[float]) -> List[Hit]:
+    """``hits`` whose cosine reaches ``floor`` (None: all). Measured: docs/dense.md,
+    "A floor"."""
+    return list(hits) if floor is None else [h for h in hits if h.score >= floor]
+
+
 class DenseRetriever:
     """Nearest neighbours in the vector store (`dense.DenseIndex`).
 
@@ -266,12 +272,19 @@ class DenseRetriever:
         stale: Sequence[str] = (),
         strict: bool = False,
         rank: Optional[Mapping[str, int]] = None,
+        min_similarity: Optional[float] = None,
+        has_words: Optional[Callable[[str, Optional[str], Optional[Sequence[str]]], bool]] = None,
     ) -> None:
         self.index = index
+        # Whether BM25 finds the query: then the measured floor does not apply (None: no
+        # BM25 to ask, it always does); an explicit floor (``has_words`` given as None
+        # with ``min_similarity`` set by the user) applies to every query.
+        self.has_words = has_words
         self.fresh = None if fresh is None else frozenset(fresh)
         self.stale = tuple(sorted(stale))
         self.strict = strict
         self.rank = rank
+        self.min_similarity = min_similarity  # cosine below which a hit is not shown
 
     def _scope(self, taps: Optional[Sequence[str]]) -> Tuple[bool, Optional[List[str]]]:
         """(whether any tap is left to search, those taps: None for every tap)."""
@@ -300,7 +313,12 @@ class DenseRetriever:
         searchable, scope = self._scope(taps)
         if not searchable:
             return Retrieved([])
-        return Retrieved(self.index.query(text, k=k, kind=kind, taps=scope, rank=self.rank))
+        hits = self.index.query(text, k=k, kind=kind, taps=scope, rank=self.rank)
+        if self.min_similarity is not None and not (
+            self.has_words is not None and self.has_words(text, kind, scope)
+        ):
+            hits = above(hits, self.min_similarity)
+        return Retrieved(hits)
 
     def vector_query(
         self,
@@ -412,6 +430,10 @@ class HybridRetriever:
             semantic = Retrieved([])
         lexical = self.bm25.query(text, k=depth, kind=kind, taps=taps, keywords=keywords)
         notes = [*lexical.notes, *skipped, *semantic.notes]
+        if isinstance(dense, DenseRetriever) and (not lexical.hits or dense.has_words is None):
+            # No word of the query is in the index: what the vectors find must reach the
+            # floor (a nonsense query finds nothing; docs/dense.md, "A floor").
+            semantic = Retrieved(above(semantic.hits, dense.min_similarity))
         hits = self._fuse(lexical.hits, semantic.hits, k)
         if vector is not None and hits and isinstance(dense, DenseRetriever):
             # Pseudo-relevance feedback: search the vectors again from the query moved
@@ -421,9 +443,23 @@ class HybridRetriever:
                 if found is not None:
                     moved = fusion.feedback_vector(vector, found, self.feedback)
                     again = dense.by_vector(moved, depth, kind, taps)
+                    if dense.has_words is None:  # a floor the user set holds here too
+                        again = Retrieved(above(again.hits, dense.min_similarity))
+                    first = lexical
                     if not keywords:
                         lexical = self._widened(text, again.hits, depth, kind, taps, lexical)
                     hits = self._fuse(lexical.hits, again.hits, k)
+                    # --explain's ranks: each engine's for the user's words, then the
+                    # second searches' under their own names (not "dense #1" for a file
+                    # the words alone rank 30th).
+                    shown = {
+                        "bm25": first.hits,
+                        "dense": self._grouped(semantic.hits),
+                        "feedback": self._grouped(again.hits),
+                    }
+                    if lexical is not first:
+                        shown["widened"] = lexical.hits
+                    hits = fusion.true_ranks(hits, shown)
             except BoostError as exc:
                 notes.append(f"dense feedback skipped: {exc}")
         return Retrieved(hits, tuple(notes), related=lexical.related)
@@ -557,6 +593,7 @@ def get_retriever(
     current: Optional[Mapping[str, str]] = None,
     snapshots: Optional[Callable[[], Sequence[TapSnapshot]]] = None,
     engines: Optional[Engines] = None,
+    min_similarity: Optional[float] = None,
 ) -> RetrieverChoice:
     """The best ready engine (hybrid → bm25 → lexical), or the one asked for.
 
@@ -589,7 +626,7 @@ def get_retriever(
             bm25 = BM25Retriever(reader, partial(engines.related_terms, reader))
             info = _index_info(reader, current, notes)
     if engine in ("dense", "hybrid") or (engine is None and bm25 is not None):
-        dense_choice = _dense(engine, bm25, engines, notes, current)
+        dense_choice = _dense(engine, bm25, engines, notes, current, min_similarity)
         if dense_choice is not None:
             dense_choice.info.update(info)
             return dense_choice
@@ -626,6 +663,7 @@ def _dense(
     engines: Engines,
     notes: List[str],
     current: Optional[Mapping[str, str]] = None,
+    min_similarity: Optional[float] = None,
 ) -> Optional[RetrieverChoice]:
     """Hybrid/dense when the dense store is ready; None (auto) or an error (explicit) otherwise.
     A ready store that misses taps of ``current`` (or holds older commits) is used as it
@@ -655,14 +693,30 @@ def _dense(
     if behind and engine == "dense":
         notes.append(stale_note("the vector store", behind, REINDEX_DENSE))
     rank = bm25.reader.origin if bm25 is not None else None
+    from boost_cli.core import embed  # loaded already: the dense index needs it
+
+    floor = embed.local.similarity_floor(index.config) if min_similarity is None else min_similarity
+    floor = floor or None  # 0 shows every hit
     if engine == "dense":
-        dense_r = DenseRetriever(index, fresh, behind, rank=rank)
+        words = None
+        if bm25 is not None and min_similarity is None:  # the measured floor: gated
+            lexical_half = bm25
+
+            def words(text: str, kind: Optional[str], taps: Optional[Sequence[str]]) -> bool:
+                return bool(lexical_half.query(text, k=1, kind=kind, taps=taps).hits)
+
+        dense_r = DenseRetriever(
+            index, fresh, behind, rank=rank, min_similarity=floor, has_words=words
+        )
         return RetrieverChoice(dense_r, notes, {"dense": status.info})
     if bm25 is None:
         if engine == "hybrid":
             raise IndexUnavailable("hybrid search needs the BM25 index too", REINDEX)
         return None
-    dense_r = DenseRetriever(index, fresh, behind, strict=True, rank=rank)
+    gate = None if min_similarity is not None else (lambda *_: True)  # hybrid: BM25's own
+    dense_r = DenseRetriever(
+        index, fresh, behind, strict=True, rank=rank, min_similarity=floor, has_words=gate
+    )
     # The hybrid fuses the task's own words with the vectors: the plain path's related-
     # terms widening is off there (it stands in for meaning where there are no vectors);
     # the table serves the hybrid's own widening from the nearest skills (docs/dense.md).

@@ -47,6 +47,9 @@ class SearchOptions:
     keywords: Tuple[str, ...] = ()  # extra words a skill's author would use (see `keyword_list`)
     expand: str = "auto"  # LLM query expansion when no keywords are given: auto | none | api | cli
     rerank_pool: int = RERANK_POOL  # candidates the reranker sees
+    # The cosine a file only the vectors found must reach (None: the model's measured floor,
+    # `local.similarity_floor`; 0: no floor).
+    min_score: Optional[float] = None
 
 
 @dataclass
@@ -90,6 +93,11 @@ def validate(opts: SearchOptions) -> None:
         )
     if opts.kind is not None and opts.kind not in KINDS:
         raise UsageError(f"unknown kind {opts.kind!r}", f"use one of: {', '.join(KINDS)}")
+    if opts.min_score is not None and not 0 <= opts.min_score <= 1:
+        raise UsageError(
+            f"--min-score must be between 0 and 1, not {opts.min_score}",
+            "give a cosine similarity, e.g. --min-score 0.5 (0: no floor)",
+        )
     if not 1 <= opts.limit <= 100:
         raise UsageError(f"limit must be between 1 and 100, not {opts.limit}")
     if len(opts.keywords) > MAX_KEYWORDS:
@@ -139,6 +147,7 @@ def run(
         current={t.name: t.commit for t in taps},
         snapshots=(lambda: snapshots) if snapshots is not None else registry.snapshots,
         engines=engines,
+        min_similarity=opts.min_score,
     )
     timings["open_ms"] = _ms(t0)
     notes = list(choice.notes)

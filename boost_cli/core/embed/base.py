@@ -98,6 +98,16 @@ class EmbedFailure:
 EmbedOutcome = Union[EmbedResult, EmbedFailure]
 
 
+class EmbedInterrupted(KeyboardInterrupt):
+    """Ctrl-C during an embedding call, raised once the call stopped between batches;
+    ``done`` holds the (index into the call's texts, vector) pairs finished before it, so
+    the cache keeps them and the next run does not embed them again."""
+
+    def __init__(self, done: Sequence[Tuple[int, List[float]]]) -> None:
+        super().__init__()
+        self.done = list(done)
+
+
 @dataclass(frozen=True)
 class EmbedOptions:
     """How one `embed()` call wants its texts embedded. ``tries`` counts the attempts a

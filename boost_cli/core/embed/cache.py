@@ -17,6 +17,7 @@ from boost_cli.core.binio import from_le, to_le
 from boost_cli.core.embed.base import (
     EmbedConfig,
     EmbedFailure,
+    EmbedInterrupted,
     EmbedOutcome,
     EmbedResult,
     ProgressFn,
@@ -147,15 +148,19 @@ class EmbeddingCache:
                 if progress is not None:  # the provider's own batches, counted in the whole
                     progress(before + done, total)
 
-            outcome = embed(
-                [t for _, t in pairs],
-                config=config,
-                input_type=input_type,
-                timeout=timeout,
-                max_retries=max_retries,
-                env=env,
-                progress=within,
-            )
+            try:
+                outcome = embed(
+                    [t for _, t in pairs],
+                    config=config,
+                    input_type=input_type,
+                    timeout=timeout,
+                    max_retries=max_retries,
+                    env=env,
+                    progress=within,
+                )
+            except EmbedInterrupted as stop:  # Ctrl-C: keep the vectors made before it
+                self.store([(pairs[i][0], v) for i, v in stop.done], config, served, input_type)
+                raise
             if isinstance(outcome, EmbedFailure):
                 return outcome
             served = outcome.model

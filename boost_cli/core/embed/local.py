@@ -45,6 +45,7 @@ from boost_cli.core.embed.base import (
     EmbedConfig,
     Embedded,
     EmbedFailure,
+    EmbedInterrupted,
     EmbedOptions,
     Limits,
     ProgressFn,
@@ -88,6 +89,9 @@ class LocalModel:
     dimensions: int
     max_tokens: int = 128  # the training length (sentence_bert_config.json says 256)
     int8_products: bool = False  # run the weight-quantised products in int8 (`onnx_int8`)
+    # The cosine a file only the vectors found must reach to be shown (None: no floor):
+    # above every nonsense query's best cosine, measured (docs/dense.md, "A floor").
+    floor: Optional[float] = None
 
     @property
     def tokenizer(self) -> str:
@@ -114,6 +118,7 @@ MINILM = LocalModel(
     vocab="data/minilm/vocab.txt.gz",
     vocab_sha256="07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
     dimensions=384,
+    floor=0.46,
 )
 # The same file with its products run in int8 (`onnx_int8`): opt-in, a third less CPU.
 MINILM_Q8 = replace(MINILM, name="all-MiniLM-L6-v2-q8", int8_products=True)
@@ -143,6 +148,15 @@ def _module_dir(name: str) -> Optional[Path]:
     if spec.submodule_search_locations:
         return Path(next(iter(spec.submodule_search_locations)))
     return Path(spec.origin).parent if spec.origin else None
+
+
+def similarity_floor(config: Optional[EmbedConfig]) -> Optional[float]:
+    """The measured floor of ``config``'s model (`LocalModel.floor`); None for another
+    provider (no measurement: nothing is cut)."""
+    if config is None or config.provider != "local":
+        return None
+    model = MODELS.get(config.model)
+    return model.floor if model is not None else None
 
 
 def installed() -> bool:
@@ -364,18 +378,22 @@ class LocalEmbedder:
                     hidden = self._session.run(None, feeds)[0]  # (batch, width, dims)
                     t2 = time.perf_counter()
                     out[batch] = mean_pool(np, hidden, feeds["attention_mask"])
-                    state.finished(len(batch), t2 - t1, time.perf_counter() - t2, hidden.shape)
+                    state.finished(batch, t2 - t1, time.perf_counter() - t2, hidden.shape)
             except BaseException as exc:  # re-raised by the calling thread below
                 state.fail(exc)
+            finally:
+                state.stopped()
 
+        state.running = max(workers, 1)
         if workers <= 1:
             work()
         else:
             threads = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
             for thread in threads:
                 thread.start()
-            for thread in threads:
-                thread.join()
+            _join(threads, state)
+        if isinstance(state.error, KeyboardInterrupt):
+            raise EmbedInterrupted([(i, out[i].tolist()) for i in state.embedded])
         if state.error is not None and not isinstance(state.error, self._errors):
             raise state.error
         if state.error is not None:
@@ -403,6 +421,22 @@ class LocalEmbedder:
         return feeds
 
 
+def _join(threads: Sequence[threading.Thread], state: _Run) -> None:
+    """Wait for the workers. Ctrl-C stops them between batches: no worker takes another,
+    each finishes the batch it is in, and the caller raises `EmbedInterrupted` with what
+    was done. Leaving while they are inside onnxruntime's ``run`` aborted the interpreter
+    at exit (issue 33: "GetElementType is not implemented", exit 134). The wait polls the
+    workers' own count: a KeyboardInterrupt inside ``Thread.join`` can leave the thread
+    marked stopped while it still runs (CPython gh-90882, before 3.13)."""
+    while state.running:
+        try:
+            time.sleep(0.02)
+        except KeyboardInterrupt as exc:  # a second Ctrl-C waits as well
+            state.fail(exc)
+    for thread in threads:
+        thread.join()
+
+
 class _Run:
     """The shared state of one `LocalEmbedder.embed` call: the next batch to take, the
     counts, the first failure (after which no worker takes another batch), and progress
@@ -413,6 +447,8 @@ class _Run:
         self.total = total
         self.progress = progress
         self.next = self.done = self.padded = 0
+        self.embedded: List[int] = []  # the texts whose rows are written, in finishing order
+        self.running = 0  # workers not yet stopped
         self.infer = self.pool = 0.0
         self.error: Optional[BaseException] = None
 
@@ -423,14 +459,20 @@ class _Run:
             self.next += 1
             return batches[self.next - 1]
 
+    def stopped(self) -> None:
+        """A worker is done (its last batch finished or failed)."""
+        with self.lock:
+            self.running -= 1
+
     def fail(self, exc: BaseException) -> None:
         with self.lock:
             if self.error is None:
                 self.error = exc
 
-    def finished(self, texts: int, infer: float, pool: float, shape: Tuple[int, ...]) -> None:
+    def finished(self, batch: List[int], infer: float, pool: float, shape: Tuple[int, ...]) -> None:
         with self.lock:
-            self.done += texts
+            self.embedded.extend(batch)
+            self.done += len(batch)
             self.infer += infer
             self.pool += pool
             self.padded += shape[0] * shape[1]
