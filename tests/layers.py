@@ -31,6 +31,8 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.http_serve",
             "boost_cli.core.bundlefile",
             "boost_cli.core.settings",
+            "boost_cli.core.web_assets",
+            "boost_cli.core.websession",
         ),
     ),
     (
@@ -48,6 +50,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.trust_names",
             "boost_cli.core.trust_reading",
             "boost_cli.core.enrich.prompt",
+            "boost_cli.core.webpage",
         ),
     ),
     (
@@ -86,6 +89,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.install",
             "boost_cli.core.why",
             "boost_cli.core.enrich",
+            "boost_cli.core.webapp",
         ),
     ),
     ("commands", ("boost_cli.commands",)),
