@@ -141,7 +141,7 @@ def test_every_page_carries_the_safety_headers(home: Path) -> None:
             assert "unsafe-inline" not in h["content-security-policy"]
             assert "frame-ancestors 'none'" in h["content-security-policy"]
             assert h["x-content-type-options"] == "nosniff"
-            assert h["referrer-policy"] == "no-referrer"
+            assert h["referrer-policy"] == "same-origin"
             assert h["cache-control"] == "no-store"
             # No inline script, style or event handler: the CSP would block them anyway.
             text = body.decode()
@@ -196,6 +196,7 @@ def test_host_and_origin_are_checked_on_the_pages(home: Path) -> None:
         assert get(s, "/taps", {"Origin": "http://evil.example"})[0] == 403
         assert get(s, "/", {"Origin": f"http://127.0.0.1:{s.port}"})[0] == 200
         assert form(s, "/signout", {}, Origin="https://evil.example")[0] == 403
+        assert form(s, "/signin", {}, Origin="null")[0] == 403
 
 
 def test_the_caps_hold_on_the_new_routes(home: Path) -> None:

@@ -54,7 +54,7 @@ CSP = (
 SECURITY_HEADERS: Tuple[Tuple[str, str], ...] = (
     ("Content-Security-Policy", CSP),
     ("X-Content-Type-Options", "nosniff"),
-    ("Referrer-Policy", "no-referrer"),
+    ("Referrer-Policy", "same-origin"),
     ("X-Frame-Options", "DENY"),
     ("Cross-Origin-Opener-Policy", "same-origin"),
     ("Cross-Origin-Resource-Policy", "same-origin"),
@@ -146,6 +146,8 @@ class Pages:
             ctype, text = STATIC[path]
             fields = (("Content-Type", ctype), ("Cache-Control", "max-age=300"), *SECURITY_HEADERS)
             return Response(200, fields, text.encode("utf-8"))
+        if path == "/favicon.ico" and head.method == "GET":
+            return Response(204, (("Cache-Control", "max-age=86400"), *SECURITY_HEADERS))
         secure = (head.get("x-forwarded-proto") or "").lower() == "https"
         if path == "/signin":
             return self._signin(head, body, secure)
