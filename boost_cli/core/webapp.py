@@ -60,6 +60,18 @@ SECURITY_HEADERS: Tuple[Tuple[str, str], ...] = (
     ("Cross-Origin-Resource-Policy", "same-origin"),
     ("Permissions-Policy", "camera=(), microphone=(), geolocation=()"),
 )
+PAGES = frozenset(
+    {
+        "/",
+        "/skill",
+        "/taps",
+        "/signin",
+        "/signout",
+        "/favicon.ico",
+        "/static/boost.css",
+        "/static/boost.js",
+    }
+)
 STATIC = {
     "/static/boost.css": ("text/css; charset=utf-8", web_assets.CSS),
     "/static/boost.js": ("text/javascript; charset=utf-8", web_assets.JS),
@@ -138,6 +150,11 @@ class Pages:
         path, _, query = head.target.partition("?")
         params = {k: v[0] for k, v in parse_qs(query, max_num_fields=20).items() if v}
         want_json = params.get("format") == "json"
+        if path not in PAGES:
+            if want_json or head.method != "GET":
+                return self._json(404, {"error": "not found: the pages are /, /skill and /taps"})
+            text = "no such page — the pages are / (search), /skill?id=ID and /taps"
+            return self._html(404, "Not found", webpage.error_page(text), None)
         if head.method not in ("GET", "POST"):
             return self._json(
                 405, {"error": "method not allowed: GET a page"}, ("Allow", "GET, POST")
@@ -162,13 +179,11 @@ class Pages:
         if head.method != "GET":
             return self._json(405, {"error": "method not allowed: GET this page"}, ("Allow", "GET"))
         try:
-            if path == "/":
-                return self._search(params, want_json, csrf)
             if path == "/skill":
                 return self._skill(params, want_json, csrf)
             if path == "/taps":
                 return self._taps(want_json, csrf)
-            raise NotFoundError("no such page", "the pages are /, /skill?id=ID and /taps")
+            return self._search(params, want_json, csrf)  # "/", the one page left
         except BoostError as exc:
             code = (
                 404
