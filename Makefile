@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_HOME ?= $(CURDIR)/.venv/demo-home
 
-.PHONY: demo check test test-slow lint typecheck mutation venv dev clean dist-check
+.PHONY: demo check test test-slow test-browser lint typecheck mutation venv dev clean dist-check
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -31,6 +31,9 @@ test: dev
 
 test-slow: dev  # the tests make check skips: real host CLIs and the conformance suite (npm), corpus round trips, long crash soaks
 	$(BIN)/pytest -m slow
+
+test-browser: dev  # the team page in headless Chromium (installs chromium and axe-core where it can; skips otherwise)
+	$(BIN)/pytest -m slow tests/test_web_browser.py
 
 check: lint typecheck test
 

@@ -587,6 +587,13 @@ def _add_mcp(sub: argparse._SubParsersAction) -> None:
         help="with --http: close a connection that sends nothing for SECONDS (default 10)",
     )
     p.add_argument(
+        "--pages",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --http: serve the team page for people at / beside /mcp (default: on "
+        "for a loopback bind, off otherwise; with BOOST_MCP_TOKEN people sign in)",
+    )
+    p.add_argument(
         "action",
         nargs="?",
         choices=("register", "unregister"),

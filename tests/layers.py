@@ -32,6 +32,8 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.bundlefile",
             "boost_cli.core.settings",
             "boost_cli.core.advice",
+            "boost_cli.core.web_assets",
+            "boost_cli.core.websession",
         ),
     ),
     (
@@ -50,6 +52,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.trust_reading",
             "boost_cli.core.enrich.prompt",
             "boost_cli.core.enrich.answer",
+            "boost_cli.core.webpage",
         ),
     ),
     (
@@ -89,6 +92,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "boost_cli.core.install",
             "boost_cli.core.why",
             "boost_cli.core.enrich",
+            "boost_cli.core.webapp",
         ),
     ),
     ("commands", ("boost_cli.commands",)),

@@ -28,6 +28,7 @@ from boost_cli.core import (
     status,
     trust,
     trust_scan,
+    webapp,
 )
 from boost_cli.core.errors import BoostError, UsageError
 from boost_cli.core.index import vectorized
@@ -515,20 +516,27 @@ def _serve_http(args: argparse.Namespace) -> int:
         log_sink=_stderr_line,
     )
 
+    with_pages = mcp_http.is_loopback(host) if args.pages is None else args.pages
+
     def ready(bound: int) -> None:
         shown = f"[{host}]" if ":" in host else host
         auth = "bearer token required" if settings.token else "no token (loopback only)"
+        page = f"; the team page is at http://{shown}:{bound}/" if with_pages else ""
         _stderr_line(
-            f"boost mcp: serving MCP on http://{shown}:{bound}/mcp ({auth}); "
+            f"boost mcp: serving MCP on http://{shown}:{bound}/mcp ({auth}){page}; "
             "SIGTERM or Ctrl-C stops it"
         )
 
     vectorized.preload()  # a long-lived server ranks with numpy when it is installed
+    engines = retrieval.Engines()
+    skills = skillmap.Holder()
+    pages = webapp.Pages(engines, skills, settings.token) if with_pages else None
     mcp_http.serve(
-        http_responder(build_server(stateless=True)),
+        http_responder(build_server(stateless=True, engines=engines, skills=skills)),
         settings,
         ready=ready,
         stop_on=(signal.SIGTERM, signal.SIGINT),
+        pages=pages,
     )
     return 0
 
@@ -541,14 +549,21 @@ def _stderr_line(line: str) -> None:
         pass  # a closed stderr must not take requests down
 
 
-def build_server(*, stateless: bool = False) -> Server:
+def build_server(
+    *,
+    stateless: bool = False,
+    engines: Optional[retrieval.Engines] = None,
+    skills: Optional[skillmap.Holder] = None,
+) -> Server:
     """The `boost mcp` server: the tools, the resources and the Skills extension.
     ``stateless`` (HTTP): no boost_install, whose writes belong on the client's machine
-    and inside roots only a stdio client can share."""
-    skills = skillmap.Holder()
+    and inside roots only a stdio client can share. ``engines`` and ``skills``: shared
+    with the team page (`webapp`), so both rank with the same open index."""
+    skills = skills or skillmap.Holder()
     holder: List[Server] = []
     server = Server(
         build_registry(
+            engines,
             skills=skills,
             roots=lambda: holder[0].roots if holder else None,
             install=not stateless,

@@ -32,7 +32,9 @@ What the transport does, and the rules it keeps (docs/mcp.md, "A team server"):
   answered finish (with ``Connection: close``), then returns.
 
 The module is I/O at the edge of the protocol layer: it imports base modules only, and
-takes the request handler as a function (`Respond`), so it never knows about tools.
+takes the request handler as a function (`Respond`), so it never knows about tools. Any
+other route goes, after the same Host/Origin checks and caps, to an optional `Pages`
+function (the team page, `webapp`): the transport never knows about HTML either.
 """
 
 from __future__ import annotations
@@ -71,6 +73,11 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 #: due. ``legacy_version`` is the 2025-era version a request without a 2026-07-28
 #: envelope speaks (from the header); the handler must not keep per-connection state.
 Respond = Callable[[Any, Optional[str]], Optional[Dict[str, Any]]]
+
+#: ``pages(head, body)`` → the response to any other route (the team page, `webapp`),
+#: called after the Host and Origin checks, one at a time with the handlers. The
+#: transport knows nothing of what it answers.
+Pages = Callable[[Head, bytes], Response]
 
 
 @dataclass(frozen=True)
@@ -278,10 +285,13 @@ class HttpServer:
     """``boost mcp --http``: `serve_forever` until `shutdown`, then `stop` (the command does
     both on SIGTERM/SIGINT). Connections are `http_serve`'s; this class answers requests."""
 
-    def __init__(self, respond: Respond, settings: HttpSettings) -> None:
+    def __init__(
+        self, respond: Respond, settings: HttpSettings, pages: Optional[Pages] = None
+    ) -> None:
         check_settings(settings)
         self.settings = settings
         self._respond = respond
+        self._pages = pages
         self._handle_lock = threading.Lock()  # the handlers run one at a time
         self._conns = ConnServer(
             (settings.host, settings.port),
@@ -384,6 +394,9 @@ class HttpServer:
         """One whole request → its response (`http_serve.Handle`, in a worker thread)."""
         started = time.perf_counter()
         head = request.head
+        path = head.target.split("?", 1)[0]
+        if self._pages is not None and path not in (ENDPOINT, HEALTH):
+            return self._page(request, path, started)
         try:
             reply = self.answer(head, request.body)
         except Exception:  # noqa: BLE001 - the client never sees a traceback
@@ -392,6 +405,26 @@ class HttpServer:
         ms = (time.perf_counter() - started) * 1000
         self._access(request.client, head.method, head.target, reply.status, ms, reply.note)
         return _json_reply(reply)
+
+    def _page(self, request: Request, path: str, started: float) -> Response:
+        """A request for the pages: Host and Origin as for ``/mcp`` (the token is the
+        pages' own business: a person signs in), then `Pages` (the access log has the
+        path, never the query: it may hold what a person searched for)."""
+        head = request.head
+        refused = self._guard(head, bearer=False)
+        if refused is not None:
+            response = _json_reply(refused)
+        else:
+            try:
+                with self._handle_lock:
+                    assert self._pages is not None
+                    response = self._pages(head, request.body)
+            except Exception:  # noqa: BLE001 - the client never sees a traceback
+                log.exception("internal error while answering a page")
+                response = _json_reply(_plain(500, "internal error; see the server log"))
+        ms = (time.perf_counter() - started) * 1000
+        self._access(request.client, head.method, path, response.status, ms, "page")
+        return response
 
     def answer(self, head: Head, body: bytes) -> Reply:
         path = head.target.split("?", 1)[0]
@@ -431,8 +464,8 @@ class HttpServer:
         headers = dict(head.fields)
         return route(message, headers, self.respond_within_deadline, self.settings)
 
-    def _guard(self, head: Head) -> Optional[Reply]:
-        """Host, Origin and token checks: the refusal, or None."""
+    def _guard(self, head: Head, *, bearer: bool = True) -> Optional[Reply]:
+        """Host, Origin and (``bearer``) token checks: the refusal, or None."""
         hosts = self.allowed_hosts()
         host = (head.get("host") or "").strip().lower()
         if hosts and host not in hosts:
@@ -441,7 +474,7 @@ class HttpServer:
         if origin is not None and origin.rstrip("/").lower() not in self.allowed_origins():
             return _plain(403, "forbidden: Origin not allowed")
         token = self.settings.token
-        if token:
+        if token and bearer:
             scheme, _, given = (head.get("authorization") or "").partition(" ")
             ok = scheme.lower() == "bearer" and hmac.compare_digest(
                 given.strip().encode(), token.encode()
@@ -461,11 +494,12 @@ def serve(
     *,
     ready: Optional[Callable[[int], None]] = None,
     stop_on: Sequence[int] = (),
+    pages: Optional[Pages] = None,
 ) -> None:
     """Run an `HttpServer` until one of the signals ``stop_on`` arrives (main thread)."""
     import signal
 
-    server = HttpServer(respond, settings)
+    server = HttpServer(respond, settings, pages)
 
     def on_signal(signum: int, _frame: Any) -> None:
         server.shutdown()
