@@ -18,6 +18,7 @@ from typing import List
 import pytest
 
 from boost_cli.core import catalog
+from boost_cli.core.models import id_part
 from boost_cli.core.text import printable
 from tests.helpers import make_repo, run_boost, skill
 from tests.test_mcp_server import McpProcess
@@ -102,7 +103,8 @@ def test_mcp_search_text_cannot_be_forged_by_a_file_name(forging_home: Path) -> 
         text = result["content"][0]["text"]
         _result_lines_are_boosts(text)
         assert not any(line.startswith("2. reg:pdf-tool") for line in text.split("\n"))
-        assert f"reg:notes {FORGED}" in text  # the name is shown, on its hit's line
+        # the name is shown, on its hit's line, in its id's one-word form (issue 33)
+        assert "reg:" + id_part(f"notes {FORGED}") in text
         # the structured content carries the names as they are (JSON cannot forge a line)
         names = [r["name"] for r in result["structuredContent"]["results"]]
         assert f"notes {FORGED}" in names
@@ -119,7 +121,7 @@ def test_mcp_get_skill_header_and_file_list_are_one_line_each(forging_home: Path
         assert not result.get("isError"), result
         text = result["content"][0]["text"]
         head, _, rest = text.partition("\n")
-        assert head.startswith("# reg:forms file: etc-passwd [skill] — file: ")
+        assert head.startswith(f"# reg:{id_part('forms file: etc-passwd')} [skill] — file: ")
         assert "skills/forms\\n   file: etc-passwd/SKILL.md" in head
         footer = rest.split("Files in this skill's folder", 1)[1].split("\n\n", 1)[0]
         footer_lines = footer.split("\n")[1:]  # the list ends at the first blank line
@@ -181,11 +183,11 @@ def test_cli_shows_lookalike_names_escaped(lookalike_home: Path) -> None:
     assert r.returncode == 0, r.stderr
     _assert_no_invisible(r.stdout + r.stderr)
     for ch in INVISIBLE:
-        assert f"reg:pdf-forms\\u{ord(ch):04x}" in r.stdout
+        assert "reg:" + id_part("pdf-forms" + ch) in r.stdout  # the id escapes it too
     shown = run_boost(["show", "reg:pdf-forms\u200b"], lookalike_home)
     assert shown.returncode == 0, shown.stderr
     _assert_no_invisible(shown.stdout)
-    assert shown.stdout.startswith("# reg:pdf-forms\\u200b [skill]\n")
+    assert shown.stdout.startswith("# reg:" + id_part("pdf-forms\u200b") + " [skill]\n")
     taps = run_boost(["taps"], lookalike_home)
     _assert_no_invisible(taps.stdout)
 
@@ -200,7 +202,7 @@ def test_mcp_text_shows_lookalike_names_escaped(lookalike_home: Path) -> None:
         _assert_no_invisible(text)
         for ch in INVISIBLE:
             # (the trust marker of the hidden character may stand between kind and reason)
-            assert f"reg:pdf-forms\\u{ord(ch):04x} [skill]" in text
+            assert "reg:" + id_part("pdf-forms" + ch) + " [skill]" in text
         names: List[str] = [r["name"] for r in result["structuredContent"]["results"]]
         assert "pdf-forms\u200b" in names
         got = proc.call_result("boost_get_skill", {"name": "reg:pdf-forms\u2060"})
@@ -209,7 +211,7 @@ def test_mcp_text_shows_lookalike_names_escaped(lookalike_home: Path) -> None:
         # The trust warning block comes first (the name's hidden character is a finding).
         assert text.startswith("> boost trust check:")
         head = next(line for line in text.split("\n") if line.startswith("# "))
-        assert head.startswith("# reg:pdf-forms\\u2060 [skill]")
+        assert head.startswith("# reg:" + id_part("pdf-forms\u2060") + " [skill]")
         missing = proc.call_result("boost_get_skill", {"name": "reg:nothing\u200b"})
         assert missing.get("isError")
         _assert_no_invisible(missing["content"][0]["text"])
