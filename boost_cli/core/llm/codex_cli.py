@@ -17,9 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any, List, Mapping, Optional, Union
 
-from boost_cli.core import http
 from boost_cli.core.llm import process
-from boost_cli.core.llm.base import LLMFailure, as_text, redact_secrets
+from boost_cli.core.llm.base import LLMFailure, as_text
 
 NAME = "codex CLI"
 DEFAULT_MODEL = "default"  # the CLI's own choice (its login decides which models it may use)
@@ -39,21 +38,16 @@ class CodexCLI:
     def complete(
         self, system: str, user: str, *, max_tokens: int, deadline: float
     ) -> Union[str, LLMFailure]:
-        with process.scratch() as cwd:
-            ran = process.run(
-                argv(self.codex, self.model),
-                f"{system}\n\n{user}",
-                self.env,
-                deadline,
-                NAME,
-                self.backend,
-                cwd=cwd,
-            )
-        answer = ran if isinstance(ran, LLMFailure) else read_events(ran)
-        if isinstance(answer, LLMFailure):
-            reason = http.redact(answer.reason, *self.secrets)
-            return LLMFailure(reason, self.backend, answer.trips)
-        return redact_secrets(answer, self.secrets)
+        return process.ask_in_scratch(
+            argv(self.codex, self.model),
+            f"{system}\n\n{user}",
+            self.env,
+            deadline,
+            NAME,
+            self.backend,
+            self.secrets,
+            read_events,
+        )
 
 
 def argv(codex: str, model: str) -> List[str]:

@@ -16,9 +16,8 @@ import contextlib
 import json
 from typing import Any, List, Mapping, Union
 
-from boost_cli.core import http
 from boost_cli.core.llm import process
-from boost_cli.core.llm.base import LLMFailure, as_text, redact_secrets
+from boost_cli.core.llm.base import LLMFailure, as_text
 
 NAME = "gemini CLI"
 NO_SERVER = "boost-allows-none"  # an MCP server name no user has: none is started
@@ -38,21 +37,16 @@ class GeminiCLI:
     def complete(
         self, system: str, user: str, *, max_tokens: int, deadline: float
     ) -> Union[str, LLMFailure]:
-        with process.scratch() as cwd:
-            ran = process.run(
-                argv(self.gemini, self.model),
-                f"{system}\n\n{user}",
-                self.env,
-                deadline,
-                NAME,
-                self.backend,
-                cwd=cwd,
-            )
-        answer = ran if isinstance(ran, LLMFailure) else read_output(ran)
-        if isinstance(answer, LLMFailure):
-            reason = http.redact(answer.reason, *self.secrets)
-            return LLMFailure(reason, self.backend, answer.trips)
-        return redact_secrets(answer, self.secrets)
+        return process.ask_in_scratch(
+            argv(self.gemini, self.model),
+            f"{system}\n\n{user}",
+            self.env,
+            deadline,
+            NAME,
+            self.backend,
+            self.secrets,
+            read_output,
+        )
 
 
 def argv(gemini: str, model: str) -> List[str]:

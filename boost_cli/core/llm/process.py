@@ -13,9 +13,21 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
-from boost_cli.core.llm.base import MAX_CLI_ERRORS, MAX_CLI_OUTPUT, LLMFailure
+from boost_cli.core import http
+from boost_cli.core.llm.base import MAX_CLI_ERRORS, MAX_CLI_OUTPUT, LLMFailure, redact_secrets
 from boost_cli.core.text import clip
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -166,3 +178,23 @@ def run(
         out.decode("utf-8", errors="replace"),
         err_bytes.decode("utf-8", errors="replace"),
     )
+
+
+def ask_in_scratch(
+    argv: Sequence[str],
+    prompt: str,
+    env: Mapping[str, str],
+    deadline: float,
+    name: str,
+    backend: str,
+    secrets: Sequence[str],
+    read: Callable[[Ran], Union[str, LLMFailure]],
+) -> Union[str, LLMFailure]:
+    """An agent CLI's answer to ``prompt`` (on stdin), run in an empty `scratch` folder and
+    read from its output by ``read``; every secret masked in the answer and the failure."""
+    with scratch() as cwd:
+        ran = run(argv, prompt, env, deadline, name, backend, cwd=cwd)
+    answer = ran if isinstance(ran, LLMFailure) else read(ran)
+    if isinstance(answer, LLMFailure):
+        return LLMFailure(http.redact(answer.reason, *secrets), backend, answer.trips)
+    return redact_secrets(answer, secrets)
