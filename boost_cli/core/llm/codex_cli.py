@@ -15,7 +15,7 @@ The answer is the text of the last ``item.completed`` event whose item is an
 from __future__ import annotations
 
 import json
-from typing import Any, List, Mapping, Optional, Union
+from typing import Any, List, Optional, Union
 
 from boost_cli.core.llm import process
 from boost_cli.core.llm.base import LLMFailure, as_text
@@ -24,30 +24,15 @@ NAME = "codex CLI"
 DEFAULT_MODEL = "default"  # the CLI's own choice (its login decides which models it may use)
 
 
-class CodexCLI:
+class CodexCLI(process.ScratchCLI):
     backend = "codex"
-    endpoint = NAME
-    local = False  # the CLI sends the prompt to OpenAI (or where its login points)
+    endpoint = NAME  # the CLI sends the prompt to OpenAI (or where its login points)
 
-    def __init__(self, model: str, codex: str, env: Mapping[str, str], secrets: List[str]) -> None:
-        self.model = model
-        self.codex = codex
-        self.env = env
-        self.secrets = secrets
+    def argv(self) -> List[str]:
+        return argv(self.exe, self.model)
 
-    def complete(
-        self, system: str, user: str, *, max_tokens: int, deadline: float
-    ) -> Union[str, LLMFailure]:
-        return process.ask_in_scratch(
-            argv(self.codex, self.model),
-            f"{system}\n\n{user}",
-            self.env,
-            deadline,
-            NAME,
-            self.backend,
-            self.secrets,
-            read_events,
-        )
+    def read(self, ran: process.Ran) -> Union[str, LLMFailure]:
+        return read_events(ran)
 
 
 def argv(codex: str, model: str) -> List[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, List, Mapping, Union
+from typing import Any, List, Union
 
 from boost_cli.core.llm import process
 from boost_cli.core.llm.base import LLMFailure, as_text
@@ -23,30 +23,15 @@ NAME = "gemini CLI"
 NO_SERVER = "boost-allows-none"  # an MCP server name no user has: none is started
 
 
-class GeminiCLI:
+class GeminiCLI(process.ScratchCLI):
     backend = "gemini-cli"
-    endpoint = NAME
-    local = False  # the CLI sends the prompt to Google
+    endpoint = NAME  # the CLI sends the prompt to Google
 
-    def __init__(self, model: str, gemini: str, env: Mapping[str, str], secrets: List[str]) -> None:
-        self.model = model
-        self.gemini = gemini
-        self.env = env
-        self.secrets = secrets
+    def argv(self) -> List[str]:
+        return argv(self.exe, self.model)
 
-    def complete(
-        self, system: str, user: str, *, max_tokens: int, deadline: float
-    ) -> Union[str, LLMFailure]:
-        return process.ask_in_scratch(
-            argv(self.gemini, self.model),
-            f"{system}\n\n{user}",
-            self.env,
-            deadline,
-            NAME,
-            self.backend,
-            self.secrets,
-            read_output,
-        )
+    def read(self, ran: process.Ran) -> Union[str, LLMFailure]:
+        return read_output(ran)
 
 
 def argv(gemini: str, model: str) -> List[str]:

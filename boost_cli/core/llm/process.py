@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
     Any,
-    Callable,
     Iterator,
     List,
     Mapping,
@@ -180,21 +179,36 @@ def run(
     )
 
 
-def ask_in_scratch(
-    argv: Sequence[str],
-    prompt: str,
-    env: Mapping[str, str],
-    deadline: float,
-    name: str,
-    backend: str,
-    secrets: Sequence[str],
-    read: Callable[[Ran], Union[str, LLMFailure]],
-) -> Union[str, LLMFailure]:
-    """An agent CLI's answer to ``prompt`` (on stdin), run in an empty `scratch` folder and
-    read from its output by ``read``; every secret masked in the answer and the failure."""
-    with scratch() as cwd:
-        ran = run(argv, prompt, env, deadline, name, backend, cwd=cwd)
-    answer = ran if isinstance(ran, LLMFailure) else read(ran)
-    if isinstance(answer, LLMFailure):
-        return LLMFailure(http.redact(answer.reason, *secrets), backend, answer.trips)
-    return redact_secrets(answer, secrets)
+class ScratchCLI:
+    """An agent CLI asked headless: the prompt on stdin, run in an empty `scratch` folder,
+    its answer read from its output by `read`, every secret masked in the answer and the
+    failure. A subclass names its ``backend`` and ``endpoint`` and says its `argv` and
+    `read`; ``local`` is False (an agent CLI sends the prompt to its vendor)."""
+
+    backend = ""
+    endpoint = ""
+    local = False
+
+    def __init__(self, model: str, exe: str, env: Mapping[str, str], secrets: List[str]) -> None:
+        self.model = model
+        self.exe = exe
+        self.env = env
+        self.secrets = secrets
+
+    def argv(self) -> List[str]:
+        raise NotImplementedError
+
+    def read(self, ran: Ran) -> Union[str, LLMFailure]:
+        raise NotImplementedError
+
+    def complete(
+        self, system: str, user: str, *, max_tokens: int, deadline: float
+    ) -> Union[str, LLMFailure]:
+        prompt = f"{system}\n\n{user}"
+        with scratch() as cwd:
+            ran = run(self.argv(), prompt, self.env, deadline, self.endpoint, self.backend, cwd)
+        answer = ran if isinstance(ran, LLMFailure) else self.read(ran)
+        if isinstance(answer, LLMFailure):
+            reason = http.redact(answer.reason, *self.secrets)
+            return LLMFailure(reason, self.backend, answer.trips)
+        return redact_secrets(answer, self.secrets)
